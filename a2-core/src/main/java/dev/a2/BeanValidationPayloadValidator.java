@@ -1,0 +1,29 @@
+package dev.a2;
+
+import java.util.Comparator;
+import java.util.List;
+
+import jakarta.validation.Validator;
+
+/**
+ * Enforces the Jakarta Bean Validation constraints of payload types ({@code @NotBlank},
+ * {@code @Size}, {@code @Valid} on nested records …).
+ */
+public final class BeanValidationPayloadValidator implements PayloadValidator {
+
+	private final Validator validator;
+
+	public BeanValidationPayloadValidator(Validator validator) {
+		this.validator = validator;
+	}
+
+	@Override
+	public List<Violation> validate(Object payload) {
+		return this.validator.validate(payload)
+			.stream()
+			.map((violation) -> new Violation(violation.getPropertyPath().toString(), violation.getMessage()))
+			.sorted(Comparator.comparing(Violation::path))
+			.toList();
+	}
+
+}

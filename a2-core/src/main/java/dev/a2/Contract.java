@@ -1,0 +1,157 @@
+package dev.a2;
+
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Objects;
+import java.util.regex.Pattern;
+
+import org.jspecify.annotations.Nullable;
+
+/**
+ * A named vocabulary of event types, presence fields and reducers. Every session belongs to one
+ * contract, and every row and URL is scoped by its name.
+ *
+ * <pre>{@code
+ * Contract chat = Contract.builder("chat")
+ *     .event("message.sent", MessageSent.class)
+ *     .presence("typing", Boolean.class)
+ *     .reducer("count", Reducer.of(Integer.class, 0, (n, event) -> n + 1))
+ *     .build();
+ * }</pre>
+ */
+public final class Contract {
+
+	private static final Pattern NAME = Pattern.compile("[a-z0-9][a-z0-9._-]{0,63}");
+
+	/** The prefix of the types, consumers and participants that A2 keeps for itself. */
+	static final String RESERVED_PREFIX = "a2.";
+
+	private final String name;
+
+	private final Map<String, Class<?>> events;
+
+	private final Map<String, Class<?>> presence;
+
+	private final Map<String, Reducer<?>> reducers;
+
+	private Contract(Builder builder) {
+		this.name = builder.name;
+		this.events = Collections.unmodifiableMap(new LinkedHashMap<>(builder.events));
+		this.presence = Collections.unmodifiableMap(new LinkedHashMap<>(builder.presence));
+		this.reducers = Collections.unmodifiableMap(new LinkedHashMap<>(builder.reducers));
+	}
+
+	public static Builder builder(String name) {
+		return new Builder(name);
+	}
+
+	public String name() {
+		return this.name;
+	}
+
+	/** Event type to payload type, in declaration order. */
+	public Map<String, Class<?>> events() {
+		return this.events;
+	}
+
+	/** Presence field to value type, in declaration order. */
+	public Map<String, Class<?>> presence() {
+		return this.presence;
+	}
+
+	/** Reducer name to reducer, in declaration order. */
+	public Map<String, Reducer<?>> reducers() {
+		return this.reducers;
+	}
+
+	/** The payload type of an event type, or {@code null} when the contract has no such type. */
+	public @Nullable Class<?> payloadType(String type) {
+		return this.events.get(type);
+	}
+
+	/** The named reducer; {@code UNKNOWN_REDUCER} when there is none. */
+	public Reducer<?> reducer(String reducerName) {
+		Reducer<?> reducer = this.reducers.get(reducerName);
+		if (reducer == null) {
+			throw new A2Exception(ErrorCode.UNKNOWN_REDUCER, "contract '" + this.name + "' has no reducer '"
+					+ reducerName + "'; it has " + this.reducers.keySet());
+		}
+		return reducer;
+	}
+
+	@Override
+	public String toString() {
+		return "Contract[" + this.name + ", events=" + this.events.keySet() + "]";
+	}
+
+	/** Builds a {@link Contract}; every rule is checked as it is added, with a message naming the fix. */
+	public static final class Builder {
+
+		private final String name;
+
+		private final Map<String, Class<?>> events = new LinkedHashMap<>();
+
+		private final Map<String, Class<?>> presence = new LinkedHashMap<>();
+
+		private final Map<String, Reducer<?>> reducers = new LinkedHashMap<>();
+
+		private Builder(String name) {
+			Objects.requireNonNull(name, "name");
+			if (!NAME.matcher(name).matches()) {
+				throw new IllegalArgumentException("contract name '" + name
+						+ "' must be 1-64 characters of a-z, 0-9, '.', '_' and '-', starting with a letter or digit");
+			}
+			this.name = name;
+		}
+
+		/** Declares an event type and the Java type (usually a record) its payload binds to. */
+		public Builder event(String type, Class<?> payloadType) {
+			Objects.requireNonNull(payloadType, "payloadType");
+			if (type == null || type.isEmpty()) {
+				throw new IllegalArgumentException("contract '" + this.name + "': an event type must be a non-empty string");
+			}
+			if (type.startsWith(RESERVED_PREFIX)) {
+				throw new IllegalArgumentException("contract '" + this.name + "': event type '" + type
+						+ "' starts with 'a2.', which A2 keeps for its own events; choose another name");
+			}
+			putOnce(this.events, type, payloadType, "event type");
+			return this;
+		}
+
+		/** Declares a presence field and the type of its value. */
+		public Builder presence(String field, Class<?> valueType) {
+			Objects.requireNonNull(valueType, "valueType");
+			if (field == null || field.isEmpty()) {
+				throw new IllegalArgumentException("contract '" + this.name + "': a presence field must be a non-empty string");
+			}
+			putOnce(this.presence, field, valueType, "presence field");
+			return this;
+		}
+
+		/** Declares a reducer under a name. */
+		public Builder reducer(String reducerName, Reducer<?> reducer) {
+			Objects.requireNonNull(reducer, "reducer");
+			if (reducerName == null || reducerName.isEmpty()) {
+				throw new IllegalArgumentException("contract '" + this.name + "': a reducer name must be a non-empty string");
+			}
+			putOnce(this.reducers, reducerName, reducer, "reducer");
+			return this;
+		}
+
+		public Contract build() {
+			if (this.events.isEmpty()) {
+				throw new IllegalArgumentException("contract '" + this.name + "' declares no event types; add at least one with event(type, payloadType)");
+			}
+			return new Contract(this);
+		}
+
+		private <V> void putOnce(Map<String, V> map, String key, V value, String what) {
+			if (map.putIfAbsent(key, value) != null) {
+				throw new IllegalArgumentException("contract '" + this.name + "' declares " + what + " '" + key + "' twice");
+			}
+		}
+
+	}
+
+}

@@ -1,0 +1,109 @@
+package dev.a2;
+
+import java.util.List;
+
+import dev.a2.store.StoredEvent;
+import org.jspecify.annotations.Nullable;
+import tools.jackson.core.JacksonException;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+
+/**
+ * Binds payloads to the Java types of a contract (and validates them) on the way in, and back from
+ * their stored JSON on the way out.
+ */
+final class PayloadBinder {
+
+	private final JsonMapper mapper;
+
+	private final @Nullable PayloadValidator validator;
+
+	PayloadBinder(JsonMapper mapper, @Nullable PayloadValidator validator) {
+		this.mapper = mapper;
+		this.validator = validator;
+	}
+
+	/** A payload bound to its type and written as the JSON to store. */
+	record Bound(Object value, String json) {
+	}
+
+	/**
+	 * Binds and validates; {@code INVALID_PAYLOAD} names {@code where} and the path of the bad field.
+	 * @param where how the caller names this payload, such as {@code events[2].payload}
+	 */
+	Bound bind(Class<?> type, @Nullable Object payload, String where) {
+		Object value;
+		try {
+			value = type.isInstance(payload) ? payload : convert(type, payload);
+		}
+		catch (JacksonException ex) {
+			throw A2Exception.invalid(where + path(ex) + ": " + firstLine(ex.getOriginalMessage()));
+		}
+		if (value == null) {
+			throw A2Exception.invalid(where + " is required: expected " + describe(type));
+		}
+		if (this.validator != null) {
+			List<PayloadValidator.Violation> violations = this.validator.validate(value);
+			if (!violations.isEmpty()) {
+				PayloadValidator.Violation first = violations.get(0);
+				String path = first.path().isEmpty() ? "" : "." + first.path();
+				throw A2Exception.invalid(where + path + ": " + first.message());
+			}
+		}
+		return new Bound(value, this.mapper.writeValueAsString(value));
+	}
+
+	/** The stored payload as the contract's type for it, or as a JSON tree when it has none. */
+	Object read(@Nullable Class<?> type, String json) {
+		return (type != null) ? this.mapper.readValue(json, type) : this.mapper.readTree(json);
+	}
+
+	String write(Object value) {
+		return this.mapper.writeValueAsString(value);
+	}
+
+	<T> T read(String json, Class<T> type) {
+		return this.mapper.readValue(json, type);
+	}
+
+	Event event(Contract contract, StoredEvent stored) {
+		return new Event(stored.index(), stored.id(), stored.type(), read(contract.payloadType(stored.type()), stored.payload()),
+				stored.createdAt(), stored.clearIndex(), stored.cause());
+	}
+
+	private @Nullable Object convert(Class<?> type, @Nullable Object payload) {
+		if (payload == null) {
+			return null;
+		}
+		if (payload instanceof JsonNode node) {
+			return this.mapper.treeToValue(node, type);
+		}
+		return this.mapper.convertValue(payload, type);
+	}
+
+	private static String path(JacksonException ex) {
+		StringBuilder path = new StringBuilder();
+		for (JacksonException.Reference reference : ex.getPath()) {
+			if (reference.getIndex() >= 0) {
+				path.append('[').append(reference.getIndex()).append(']');
+			}
+			else if (reference.getPropertyName() != null) {
+				path.append('.').append(reference.getPropertyName());
+			}
+		}
+		return path.toString();
+	}
+
+	private static String firstLine(@Nullable String message) {
+		if (message == null) {
+			return "cannot be read";
+		}
+		int newline = message.indexOf('\n');
+		return (newline < 0) ? message : message.substring(0, newline);
+	}
+
+	private static String describe(Class<?> type) {
+		return type.isRecord() ? "an object (" + type.getSimpleName() + ")" : type.getSimpleName();
+	}
+
+}

@@ -1,0 +1,217 @@
+package dev.a2;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+
+import dev.a2.store.EventToStore;
+import dev.a2.store.StoredEvent;
+import dev.a2.store.StoredPage;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * One session of a contract: an append-only log of events, keyed by the session id. Obtained from
+ * {@link A2Server#session(String, String)}; cheap to create, safe to share between threads.
+ */
+public final class Session {
+
+	private static final Log logger = LogFactory.getLog(Session.class);
+
+	/** The largest page {@link #history(long, int)} answers. */
+	public static final int MAX_HISTORY_LIMIT = 1000;
+
+	private static final int MAX_ID_LENGTH = 256;
+
+	private final A2Server server;
+
+	private final Contract contract;
+
+	private final String id;
+
+	Session(A2Server server, Contract contract, String id) {
+		this.server = server;
+		this.contract = contract;
+		this.id = id;
+	}
+
+	public String id() {
+		return this.id;
+	}
+
+	public Contract contract() {
+		return this.contract;
+	}
+
+	/** Appends events; see {@link #append(List)}. */
+	public List<Event> append(NewEvent... events) {
+		return append(Arrays.asList(events));
+	}
+
+	/**
+	 * Appends a batch: all of it or nothing. An event whose id the session already has is not
+	 * appended again, and the stored one answers in its place, so a retried append is safe.
+	 * @return the stored events, in the order given
+	 * @throws A2Exception {@code INVALID_PAYLOAD} naming the bad event and field, when any event
+	 * breaks the contract (nothing is stored); {@code STORE_UNAVAILABLE}
+	 */
+	public List<Event> append(List<NewEvent> events) {
+		return append(events, null, false);
+	}
+
+	/**
+	 * @param cause the run that writes them, or {@code null} for a push
+	 * @param derivedIds whether ids shaped like A2's derived ids are allowed (they are, for runs)
+	 */
+	List<Event> append(List<NewEvent> events, @Nullable Cause cause, boolean derivedIds) {
+		if (events == null || events.isEmpty()) {
+			throw A2Exception.invalid("events must be a non-empty list");
+		}
+		if (events.size() > A2Server.MAX_EVENTS_PER_APPEND) {
+			throw A2Exception.invalid("events has " + events.size() + " events; one append takes at most "
+					+ A2Server.MAX_EVENTS_PER_APPEND);
+		}
+		List<EventToStore> toStore = new ArrayList<>(events.size());
+		List<Object> values = new ArrayList<>(events.size());
+		Map<String, Integer> positions = new HashMap<>();
+		for (int i = 0; i < events.size(); i++) {
+			NewEvent event = events.get(i);
+			String where = "events[" + i + "]";
+			if (event == null) {
+				throw A2Exception.invalid(where + " must be an event, not null");
+			}
+			Class<?> payloadType = payloadType(event.type(), where);
+			String eventId = eventId(event.id(), where, derivedIds);
+			Integer earlier = positions.putIfAbsent(eventId, i);
+			if (earlier != null) {
+				throw A2Exception.invalid(where + ".id repeats the id of events[" + earlier + "]; ids are unique within a session");
+			}
+			PayloadBinder.Bound bound = this.server.payloads.bind(payloadType, event.payload(), where + ".payload");
+			toStore.add(new EventToStore(eventId, event.type(), bound.json(), cause));
+			values.add(bound.value());
+		}
+		List<StoredEvent> stored = this.server.events.append(this.contract.name(), this.id, toStore);
+		List<Event> result = new ArrayList<>(stored.size());
+		for (int i = 0; i < stored.size(); i++) {
+			StoredEvent row = stored.get(i);
+			boolean appendedNow = row.payload() == toStore.get(i).payload();
+			// an event that existed answers with what was stored then, not with this call's payload
+			Object payload = appendedNow ? values.get(i) : this.server.payloads.read(this.contract.payloadType(row.type()), row.payload());
+			result.add(new Event(row.index(), row.id(), row.type(), payload, row.createdAt(), row.clearIndex(), row.cause()));
+		}
+		return result;
+	}
+
+	/**
+	 * A page of history: events after {@code after}, in index order, hiding clear markers and all
+	 * that came before the latest clear.
+	 * @param after the index to start after (0 for the beginning)
+	 * @param limit 1 to {@value #MAX_HISTORY_LIMIT}
+	 */
+	public HistoryPage history(long after, int limit) {
+		if (after < 0) {
+			throw A2Exception.invalid("after must be 0 or more, was " + after);
+		}
+		if (limit < 1 || limit > MAX_HISTORY_LIMIT) {
+			throw A2Exception.invalid("limit must be 1-" + MAX_HISTORY_LIMIT + ", was " + limit);
+		}
+		StoredPage page = this.server.events.history(this.contract.name(), this.id, after, limit);
+		return new HistoryPage(page.events().stream().map(this::decode).toList(), page.head());
+	}
+
+	/** A reducer's state at the session's head. */
+	public SessionState<?> state(String reducer) {
+		return readState(reducer, null);
+	}
+
+	/**
+	 * A reducer's state as of index {@code through}: the events after the latest clear at or before
+	 * it, folded through it (or through the head, when the session is shorter).
+	 */
+	public SessionState<?> state(String reducer, long through) {
+		if (through < 0) {
+			throw A2Exception.invalid("through must be 0 or more, was " + through);
+		}
+		return readState(reducer, through);
+	}
+
+	/** A reducer's state at the head, typed. */
+	public <S> SessionState<S> state(String reducer, Class<S> stateType) {
+		SessionState<?> state = readState(reducer, null);
+		return new SessionState<>(state.index(), stateType.cast(state.state()));
+	}
+
+	private SessionState<?> readState(String reducerName, @Nullable Long through) {
+		Reducer<?> reducer = this.contract.reducer(reducerName);
+		return this.server.state.read(this.contract.name(), this.id, reducerName, reducer, through, this::decode);
+	}
+
+	/**
+	 * Starts the session over: a clear marker is appended, history and state start after it.
+	 * @return the index of the clear marker
+	 */
+	public long clear() {
+		return clearIf(null);
+	}
+
+	/**
+	 * Clears only if the session's last index is still {@code ifLastIndex}.
+	 * @return the index of the clear marker
+	 * @throws A2Exception {@code CONFLICT} when the session has moved on (nothing is changed)
+	 */
+	public long clear(long ifLastIndex) {
+		return clearIf(ifLastIndex);
+	}
+
+	private long clearIf(@Nullable Long ifLastIndex) {
+		StoredEvent marker = this.server.events.clear(this.contract.name(), this.id, ifLastIndex);
+		try {
+			this.server.snapshots.deleteThrough(this.contract.name(), this.id, marker.index());
+		}
+		catch (RuntimeException ex) {
+			// the clear stands; the old snapshots are never read again and go with the next clear
+			logger.warn("Could not delete the snapshots of session '" + this.id + "' before its clear", ex);
+		}
+		return marker.index();
+	}
+
+	private Event decode(StoredEvent stored) {
+		return this.server.payloads.event(this.contract, stored);
+	}
+
+	private Class<?> payloadType(@Nullable String type, String where) {
+		if (type == null || type.isEmpty()) {
+			throw A2Exception.invalid(where + ".type must be a non-empty string");
+		}
+		Class<?> payloadType = this.contract.payloadType(type);
+		if (payloadType == null) {
+			throw A2Exception.invalid(where + ".type '" + type + "' is not an event type of contract '"
+					+ this.contract.name() + "'; it has " + this.contract.events().keySet());
+		}
+		return payloadType;
+	}
+
+	private static String eventId(@Nullable String id, String where, boolean derivedIds) {
+		if (id == null) {
+			return UUID.randomUUID().toString();
+		}
+		if (id.isEmpty() || id.length() > MAX_ID_LENGTH) {
+			throw A2Exception.invalid(where + ".id must be 1-" + MAX_ID_LENGTH + " characters, was " + id.length());
+		}
+		if (!derivedIds && DerivedIds.isDerivedShape(id)) {
+			throw A2Exception.invalid(where + ".id is shaped like a UUIDv5, which A2 keeps for the ids it derives for"
+					+ " consumers; leave the id out for a random one, or use another shape such as a UUIDv4");
+		}
+		return id;
+	}
+
+	@Override
+	public String toString() {
+		return "Session[" + this.contract.name() + "/" + this.id + "]";
+	}
+
+}

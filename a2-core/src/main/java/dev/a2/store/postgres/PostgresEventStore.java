@@ -1,0 +1,352 @@
+package dev.a2.store.postgres;
+
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Clock;
+import java.time.OffsetDateTime;
+import java.time.ZoneOffset;
+import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+
+import javax.sql.DataSource;
+
+import dev.a2.A2Exception;
+import dev.a2.Cause;
+import dev.a2.ErrorCode;
+import dev.a2.store.EventStore;
+import dev.a2.store.EventToStore;
+import dev.a2.store.SessionHead;
+import dev.a2.store.StoredEvent;
+import dev.a2.store.StoredPage;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.jdbc.core.RowMapper;
+import org.springframework.jdbc.core.simple.JdbcClient;
+import org.springframework.jdbc.datasource.DataSourceTransactionManager;
+import org.springframework.transaction.PlatformTransactionManager;
+import org.springframework.transaction.support.TransactionSynchronizationManager;
+import org.springframework.transaction.support.TransactionTemplate;
+
+/**
+ * The {@link EventStore} on PostgreSQL: tables {@code a2_session} and {@code a2_event}.
+ * <p>
+ * An append is one statement and a commit: the statement locks (or creates) the session row while
+ * reserving as many indexes as the batch has events, and inserts the events, skipping ids the
+ * session already has. When it skipped any, the transaction is rolled back (the reserved indexes
+ * would leave a gap) and the batch is appended again under the lock without the events that exist.
+ * Called inside a transaction the application started, the append joins it and takes the second
+ * way at once, so that nothing needs rolling back.
+ */
+public final class PostgresEventStore implements EventStore {
+
+	private static final String EVENT_COLUMNS = """
+			idx, id, type, payload::text AS payload, created_at, clear_index,
+			cause_consumer, cause_lane, cause_index, cause_attempt""";
+
+	private static final String APPEND = """
+			WITH head AS (
+			    INSERT INTO a2_session AS s (contract, session_id, last_index)
+			    VALUES (:contract, :session, :count)
+			    ON CONFLICT (contract, session_id) DO UPDATE SET last_index = s.last_index + :count
+			    RETURNING s.last_index - :count AS base, s.clear_index
+			)
+			INSERT INTO a2_event (contract, session_id, idx, id, type, payload, created_at, clear_index,
+			                      cause_consumer, cause_lane, cause_index, cause_attempt)
+			SELECT :contract, :session, head.base + e.ord, e.id, e.type, e.payload::jsonb, :createdAt, head.clear_index,
+			       e.cause_consumer, e.cause_lane, e.cause_index, e.cause_attempt
+			FROM head, unnest(:ids, :types, :payloads, :causeConsumers, :causeLanes, :causeIndexes, :causeAttempts)
+			     WITH ORDINALITY AS e(id, type, payload, cause_consumer, cause_lane, cause_index, cause_attempt, ord)
+			ON CONFLICT (contract, session_id, id) DO NOTHING
+			RETURNING idx, id, clear_index""";
+
+	private static final String LOCK_SESSION = """
+			SELECT last_index, clear_index, cleared_at FROM a2_session
+			WHERE contract = :contract AND session_id = :session
+			FOR UPDATE""";
+
+	private static final String CREATE_SESSION = """
+			INSERT INTO a2_session (contract, session_id) VALUES (:contract, :session)
+			ON CONFLICT (contract, session_id) DO NOTHING""";
+
+	private static final String EVENTS_BY_ID = "SELECT " + EVENT_COLUMNS + """
+
+			FROM a2_event
+			WHERE contract = :contract AND session_id = :session AND id = ANY(:ids)""";
+
+	private static final String HISTORY = """
+			SELECT s.last_index AS head, e.*
+			FROM a2_session s
+			LEFT JOIN LATERAL (
+			    SELECT %s
+			    FROM a2_event e
+			    WHERE e.contract = s.contract AND e.session_id = s.session_id
+			      AND e.idx > greatest(:after, s.cleared_at)
+			    ORDER BY e.idx
+			    LIMIT :limit
+			) e ON true
+			WHERE s.contract = :contract AND s.session_id = :session
+			ORDER BY e.idx""".formatted(EVENT_COLUMNS);
+
+	private static final String RANGE = "SELECT " + EVENT_COLUMNS + """
+
+			FROM a2_event
+			WHERE contract = :contract AND session_id = :session AND idx > :after AND idx <= :through
+			ORDER BY idx
+			LIMIT :limit""";
+
+	private static final String HEAD = """
+			SELECT last_index, clear_index, cleared_at FROM a2_session
+			WHERE contract = :contract AND session_id = :session""";
+
+	private static final String CLEARED_AT_OR_BEFORE = """
+			SELECT coalesce(max(idx), 0) FROM a2_event
+			WHERE contract = :contract AND session_id = :session AND type = '%s' AND idx <= :index"""
+		.formatted(CLEAR_MARKER);
+
+	private static final String START_OVER = """
+			UPDATE a2_session SET last_index = :index, clear_index = clear_index + 1, cleared_at = :index
+			WHERE contract = :contract AND session_id = :session""";
+
+	private static final String INSERT_CLEAR_MARKER = """
+			INSERT INTO a2_event (contract, session_id, idx, id, type, payload, created_at, clear_index)
+			VALUES (:contract, :session, :index, :id, '%s', '{}', :createdAt, :clearIndex)""".formatted(CLEAR_MARKER);
+
+	private static final RowMapper<SessionHead> HEAD_MAPPER = (rs, row) -> new SessionHead(rs.getLong("last_index"),
+			rs.getInt("clear_index"), rs.getLong("cleared_at"));
+
+	private static final RowMapper<StoredEvent> EVENT_MAPPER = (rs, row) -> event(rs);
+
+	private final JdbcClient jdbc;
+
+	private final TransactionTemplate transactions;
+
+	private final Clock clock;
+
+	public PostgresEventStore(DataSource dataSource) {
+		this(dataSource, new DataSourceTransactionManager(dataSource), Clock.systemUTC());
+	}
+
+	/**
+	 * @param transactionManager the application's transaction manager over {@code dataSource}, so that
+	 * an append made inside the application's transaction joins it
+	 * @param clock the clock of {@code createdAt}
+	 */
+	public PostgresEventStore(DataSource dataSource, PlatformTransactionManager transactionManager, Clock clock) {
+		this.jdbc = JdbcClient.create(dataSource);
+		this.transactions = new TransactionTemplate(transactionManager);
+		this.clock = clock;
+	}
+
+	@Override
+	public List<StoredEvent> append(String contract, String session, List<EventToStore> events) {
+		if (events.isEmpty()) {
+			throw new IllegalArgumentException("an append needs at least one event");
+		}
+		OffsetDateTime createdAt = now();
+		return StoreFailures.guard(() -> {
+			if (!TransactionSynchronizationManager.isActualTransactionActive()) {
+				List<StoredEvent> appended = this.transactions.execute((status) -> {
+					List<StoredEvent> inserted = insert(contract, session, events, createdAt);
+					if (inserted.size() == events.size()) {
+						return inserted;
+					}
+					status.setRollbackOnly();
+					return null;
+				});
+				if (appended != null) {
+					return appended;
+				}
+			}
+			return this.transactions.execute((status) -> appendUnderLock(contract, session, events, createdAt));
+		});
+	}
+
+	/** The way that never leaves a gap: lock the session, leave out the ids it has, insert the rest. */
+	private List<StoredEvent> appendUnderLock(String contract, String session, List<EventToStore> events,
+			OffsetDateTime createdAt) {
+		lockSession(contract, session);
+		String[] ids = events.stream().map(EventToStore::id).toArray(String[]::new);
+		Map<String, StoredEvent> byId = new HashMap<>();
+		for (StoredEvent existing : this.jdbc.sql(EVENTS_BY_ID)
+			.param("contract", contract)
+			.param("session", session)
+			.param("ids", SqlArrays.of("text", ids))
+			.query(EVENT_MAPPER)
+			.list()) {
+			byId.put(existing.id(), existing);
+		}
+		List<EventToStore> fresh = events.stream().filter((event) -> !byId.containsKey(event.id())).toList();
+		if (!fresh.isEmpty()) {
+			List<StoredEvent> inserted = insert(contract, session, fresh, createdAt);
+			if (inserted.size() != fresh.size()) {
+				throw new IllegalStateException("events of session '" + session + "' were appended without its lock");
+			}
+			inserted.forEach((event) -> byId.put(event.id(), event));
+		}
+		return events.stream().map((event) -> byId.get(event.id())).toList();
+	}
+
+	private SessionHead lockSession(String contract, String session) {
+		List<SessionHead> locked = this.jdbc.sql(LOCK_SESSION)
+			.param("contract", contract)
+			.param("session", session)
+			.query(HEAD_MAPPER)
+			.list();
+		if (!locked.isEmpty()) {
+			return locked.get(0);
+		}
+		this.jdbc.sql(CREATE_SESSION).param("contract", contract).param("session", session).update();
+		return this.jdbc.sql(LOCK_SESSION)
+			.param("contract", contract)
+			.param("session", session)
+			.query(HEAD_MAPPER)
+			.single();
+	}
+
+	/** Runs {@link #APPEND}; answers the rows it inserted, in input order (fewer when ids existed). */
+	private List<StoredEvent> insert(String contract, String session, List<EventToStore> events,
+			OffsetDateTime createdAt) {
+		int count = events.size();
+		String[] ids = new String[count];
+		String[] types = new String[count];
+		String[] payloads = new String[count];
+		String[] causeConsumers = new String[count];
+		String[] causeLanes = new String[count];
+		Long[] causeIndexes = new Long[count];
+		Integer[] causeAttempts = new Integer[count];
+		Map<String, EventToStore> byId = new HashMap<>(count * 2);
+		for (int i = 0; i < count; i++) {
+			EventToStore event = events.get(i);
+			ids[i] = event.id();
+			types[i] = event.type();
+			payloads[i] = event.payload();
+			Cause cause = event.cause();
+			if (cause != null) {
+				causeConsumers[i] = cause.consumer();
+				causeLanes[i] = cause.lane();
+				causeIndexes[i] = cause.index();
+				causeAttempts[i] = cause.attempt();
+			}
+			byId.put(event.id(), event);
+		}
+		List<StoredEvent> inserted = this.jdbc.sql(APPEND)
+			.param("contract", contract)
+			.param("session", session)
+			.param("count", count)
+			.param("createdAt", createdAt)
+			.param("ids", SqlArrays.of("text", ids))
+			.param("types", SqlArrays.of("text", types))
+			.param("payloads", SqlArrays.of("text", payloads))
+			.param("causeConsumers", SqlArrays.of("text", causeConsumers))
+			.param("causeLanes", SqlArrays.of("text", causeLanes))
+			.param("causeIndexes", SqlArrays.of("int8", causeIndexes))
+			.param("causeAttempts", SqlArrays.of("int4", causeAttempts))
+			.query((rs, row) -> {
+				EventToStore source = byId.get(rs.getString("id"));
+				return new StoredEvent(rs.getLong("idx"), source.id(), source.type(), source.payload(),
+						createdAt.toInstant(), rs.getInt("clear_index"), source.cause());
+			})
+			.list();
+		if (inserted.size() > 1) {
+			inserted = new ArrayList<>(inserted);
+			inserted.sort((a, b) -> Long.compare(a.index(), b.index()));
+		}
+		return inserted;
+	}
+
+	@Override
+	public StoredPage history(String contract, String session, long after, int limit) {
+		return StoreFailures.guard(() -> {
+			long[] head = { 0 };
+			List<StoredEvent> events = new ArrayList<>();
+			this.jdbc.sql(HISTORY)
+				.param("contract", contract)
+				.param("session", session)
+				.param("after", after)
+				.param("limit", limit)
+				.query((ResultSet rs) -> {
+					head[0] = rs.getLong("head");
+					rs.getLong("idx");
+					if (!rs.wasNull()) {
+						events.add(event(rs));
+					}
+				});
+			return new StoredPage(List.copyOf(events), head[0]);
+		});
+	}
+
+	@Override
+	public List<StoredEvent> range(String contract, String session, long after, long through, int limit) {
+		return StoreFailures.guard(() -> this.jdbc.sql(RANGE)
+			.param("contract", contract)
+			.param("session", session)
+			.param("after", after)
+			.param("through", through)
+			.param("limit", limit)
+			.query(EVENT_MAPPER)
+			.list());
+	}
+
+	@Override
+	public SessionHead head(String contract, String session) {
+		return StoreFailures.guard(() -> this.jdbc.sql(HEAD)
+			.param("contract", contract)
+			.param("session", session)
+			.query(HEAD_MAPPER)
+			.optional()
+			.orElse(SessionHead.EMPTY));
+	}
+
+	@Override
+	public long clearedAtOrBefore(String contract, String session, long index) {
+		return StoreFailures.guard(() -> this.jdbc.sql(CLEARED_AT_OR_BEFORE)
+			.param("contract", contract)
+			.param("session", session)
+			.param("index", index)
+			.query(Long.class)
+			.single());
+	}
+
+	@Override
+	public StoredEvent clear(String contract, String session, @Nullable Long ifLastIndex) {
+		OffsetDateTime createdAt = now();
+		return StoreFailures.guard(() -> this.transactions.execute((status) -> {
+			SessionHead head = lockSession(contract, session);
+			if (ifLastIndex != null && head.lastIndex() != ifLastIndex) {
+				throw new A2Exception(ErrorCode.CONFLICT, "session '" + session + "' was not cleared: its last index is "
+						+ head.lastIndex() + ", not " + ifLastIndex + "; read it again and retry with the current index");
+			}
+			long index = head.lastIndex() + 1;
+			String id = UUID.randomUUID().toString();
+			this.jdbc.sql(START_OVER).param("contract", contract).param("session", session).param("index", index).update();
+			this.jdbc.sql(INSERT_CLEAR_MARKER)
+				.param("contract", contract)
+				.param("session", session)
+				.param("index", index)
+				.param("id", id)
+				.param("createdAt", createdAt)
+				.param("clearIndex", head.clearIndex())
+				.update();
+			return new StoredEvent(index, id, CLEAR_MARKER, "{}", createdAt.toInstant(), head.clearIndex(), null);
+		}));
+	}
+
+	private OffsetDateTime now() {
+		// PostgreSQL keeps microseconds: truncate so that what an append answers equals what is read back
+		return OffsetDateTime.ofInstant(this.clock.instant().truncatedTo(ChronoUnit.MICROS), ZoneOffset.UTC);
+	}
+
+	private static StoredEvent event(ResultSet rs) throws SQLException {
+		String consumer = rs.getString("cause_consumer");
+		Cause cause = (consumer != null)
+				? new Cause(consumer, rs.getString("cause_lane"), rs.getLong("cause_index"), rs.getInt("cause_attempt"))
+				: null;
+		return new StoredEvent(rs.getLong("idx"), rs.getString("id"), rs.getString("type"), rs.getString("payload"),
+				rs.getObject("created_at", OffsetDateTime.class).toInstant(), rs.getInt("clear_index"), cause);
+	}
+
+}

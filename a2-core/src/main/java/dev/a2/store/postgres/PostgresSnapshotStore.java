@@ -1,0 +1,76 @@
+package dev.a2.store.postgres;
+
+import java.util.List;
+
+import javax.sql.DataSource;
+
+import dev.a2.store.SnapshotStore;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.jdbc.core.simple.JdbcClient;
+
+/**
+ * The {@link SnapshotStore} on PostgreSQL: table {@code a2_state_snapshot}.
+ */
+public final class PostgresSnapshotStore implements SnapshotStore {
+
+	private static final String LATEST = """
+			SELECT idx, state::text AS state FROM a2_state_snapshot
+			WHERE contract = :contract AND session_id = :session AND reducer = :reducer
+			  AND idx > :after AND idx <= :through
+			ORDER BY idx DESC
+			LIMIT 1""";
+
+	private static final String SAVE = """
+			INSERT INTO a2_state_snapshot (contract, session_id, reducer, idx, state)
+			SELECT :contract, :session, :reducer, s.idx, s.state::jsonb
+			FROM unnest(:indexes, :states) AS s(idx, state)
+			ON CONFLICT (contract, session_id, reducer, idx) DO NOTHING""";
+
+	private static final String DELETE_THROUGH = """
+			DELETE FROM a2_state_snapshot
+			WHERE contract = :contract AND session_id = :session AND idx <= :index""";
+
+	private final JdbcClient jdbc;
+
+	public PostgresSnapshotStore(DataSource dataSource) {
+		this.jdbc = JdbcClient.create(dataSource);
+	}
+
+	@Override
+	public @Nullable Snapshot latest(String contract, String session, String reducer, long after, long through) {
+		return StoreFailures.guard(() -> this.jdbc.sql(LATEST)
+			.param("contract", contract)
+			.param("session", session)
+			.param("reducer", reducer)
+			.param("after", after)
+			.param("through", through)
+			.query((rs, row) -> new Snapshot(rs.getLong("idx"), rs.getString("state")))
+			.optional()
+			.orElse(null));
+	}
+
+	@Override
+	public void save(String contract, String session, String reducer, List<Snapshot> snapshots) {
+		if (snapshots.isEmpty()) {
+			return;
+		}
+		StoreFailures.guard(() -> this.jdbc.sql(SAVE)
+			.param("contract", contract)
+			.param("session", session)
+			.param("reducer", reducer)
+			.param("indexes", SqlArrays.of("int8", snapshots.stream().map(Snapshot::index).toArray(Long[]::new)))
+			.param("states", SqlArrays.of("text", snapshots.stream().map(Snapshot::state).toArray(String[]::new)))
+			.update());
+	}
+
+	@Override
+	public void deleteThrough(String contract, String session, long index) {
+		StoreFailures.guard(() -> this.jdbc.sql(DELETE_THROUGH)
+			.param("contract", contract)
+			.param("session", session)
+			.param("index", index)
+			.update());
+	}
+
+}
