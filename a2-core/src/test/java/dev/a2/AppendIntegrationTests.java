@@ -9,7 +9,6 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.stream.IntStream;
 import java.util.stream.LongStream;
 
@@ -162,7 +161,6 @@ class AppendIntegrationTests {
 	void readerAfterNeverSkipsAnIndexWhileWritersAppend() throws Exception {
 		Session session = this.a2.session("chat", A2TestSupport.newSessionId());
 		int total = 3000;
-		AtomicBoolean done = new AtomicBoolean();
 		List<Future<?>> writers = new ArrayList<>();
 		for (int w = 0; w < 4; w++) {
 			writers.add(this.executor.submit(() -> {
@@ -186,7 +184,6 @@ class AppendIntegrationTests {
 		for (Future<?> writer : writers) {
 			writer.get(60, TimeUnit.SECONDS);
 		}
-		done.set(true);
 		assertThat(reader.get(60, TimeUnit.SECONDS)).hasSize(total);
 	}
 

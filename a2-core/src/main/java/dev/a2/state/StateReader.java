@@ -19,6 +19,8 @@ import tools.jackson.databind.json.JsonMapper;
  * Answers a reducer's state of a session without refolding its whole log: it starts from the
  * nearest of the cached state and the stored snapshot, folds only the events after it, and stores a
  * snapshot at every multiple of {@code snapshotEvery} events after the latest clear that it folds.
+ * Snapshots sit at fixed multiples, so a read through any index folds fewer than
+ * {@code snapshotEvery} events once the session has been read past it.
  */
 public final class StateReader {
 
@@ -86,6 +88,8 @@ public final class StateReader {
 				reducer.stateType());
 
 		long folded = at;
+		// reads of an era before the latest clear fold without snapshots: the next clear would drop them
+		boolean snapshotting = base == head.clearedAt();
 		List<Snapshot> toSave = new ArrayList<>();
 		while (folded < target) {
 			List<StoredEvent> page = this.events.range(contract, session, folded, target, PAGE);
@@ -96,7 +100,7 @@ public final class StateReader {
 			for (StoredEvent stored : page) {
 				state = reducer.fold().apply(state, decode.apply(stored));
 				folded = stored.index();
-				if ((folded - base) % this.snapshotEvery == 0) {
+				if (snapshotting && (folded - base) % this.snapshotEvery == 0) {
 					toSave.add(new Snapshot(folded, this.mapper.writeValueAsString(state)));
 				}
 			}
