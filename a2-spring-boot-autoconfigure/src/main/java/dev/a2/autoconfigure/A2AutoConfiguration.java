@@ -1,0 +1,109 @@
+package dev.a2.autoconfigure;
+
+import java.time.Clock;
+
+import javax.sql.DataSource;
+
+import dev.a2.A2Server;
+import dev.a2.BeanValidationPayloadValidator;
+import dev.a2.Contract;
+import dev.a2.PayloadValidator;
+import dev.a2.store.EventStore;
+import dev.a2.store.SnapshotStore;
+import dev.a2.store.postgres.PostgresEventStore;
+import dev.a2.store.postgres.PostgresSnapshotStore;
+import tools.jackson.databind.json.JsonMapper;
+
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.context.annotation.Bean;
+import org.springframework.boot.sql.init.dependency.DatabaseInitializationDependencyConfigurer;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.Import;
+import org.springframework.jdbc.datasource.DataSourceTransactionManager;
+import org.springframework.transaction.PlatformTransactionManager;
+
+/**
+ * A2 on the application's {@link DataSource}: schema migrations, the PostgreSQL stores and the
+ * {@link A2Server} of every {@link Contract} bean. Each bean backs off to one the application
+ * defines. The stores wait for every database initializer (A2's migrations, and the application's
+ * Flyway or Liquibase), through Boot's database initialization detectors.
+ */
+@AutoConfiguration(afterName = { "org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration",
+		"org.springframework.boot.jdbc.autoconfigure.DataSourceTransactionManagerAutoConfiguration",
+		"org.springframework.boot.jackson.autoconfigure.JacksonAutoConfiguration",
+		"org.springframework.boot.validation.autoconfigure.ValidationAutoConfiguration" })
+@ConditionalOnClass(A2Server.class)
+@EnableConfigurationProperties(A2Properties.class)
+@Import(DatabaseInitializationDependencyConfigurer.class)
+public final class A2AutoConfiguration {
+
+	@Bean
+	@ConditionalOnMissingBean
+	@ConditionalOnProperty(name = "a2.store.initialize-schema", havingValue = "always", matchIfMissing = true)
+	A2SchemaInitializer a2SchemaInitializer(ObjectProvider<DataSource> dataSource) {
+		return new A2SchemaInitializer(requireDataSource(dataSource));
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	EventStore a2EventStore(ObjectProvider<DataSource> dataSource,
+			ObjectProvider<PlatformTransactionManager> transactionManager, ObjectProvider<Clock> clock) {
+		DataSource source = requireDataSource(dataSource);
+		return new PostgresEventStore(source,
+				transactionManager.getIfUnique(() -> new DataSourceTransactionManager(source)),
+				clock.getIfUnique(Clock::systemUTC));
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	SnapshotStore a2SnapshotStore(ObjectProvider<DataSource> dataSource) {
+		return new PostgresSnapshotStore(requireDataSource(dataSource));
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	@ConditionalOnBean(Contract.class)
+	A2Server a2Server(ObjectProvider<Contract> contracts, EventStore eventStore, SnapshotStore snapshotStore,
+			ObjectProvider<JsonMapper> jsonMapper, ObjectProvider<PayloadValidator> payloadValidator,
+			A2Properties properties) {
+		A2Server.Builder builder = A2Server.builder()
+			.eventStore(eventStore)
+			.snapshotStore(snapshotStore)
+			.payloadValidator(payloadValidator.getIfUnique())
+			.snapshotEvery(properties.getState().getSnapshotEvery())
+			.stateCacheSize(properties.getState().getCacheSize());
+		jsonMapper.ifUnique(builder::jsonMapper);
+		contracts.orderedStream().forEach(builder::contract);
+		return builder.build();
+	}
+
+	private static DataSource requireDataSource(ObjectProvider<DataSource> dataSource) {
+		DataSource source = dataSource.getIfUnique();
+		if (source == null) {
+			throw new IllegalStateException("A2 stores sessions in PostgreSQL and found no DataSource: add "
+					+ "spring-boot-starter-jdbc and the PostgreSQL driver, and set spring.datasource.url "
+					+ "(or define a DataSource bean)");
+		}
+		return source;
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnClass(jakarta.validation.Validator.class)
+	static final class BeanValidationConfiguration {
+
+		@Bean
+		@ConditionalOnMissingBean
+		@ConditionalOnBean(jakarta.validation.Validator.class)
+		PayloadValidator a2PayloadValidator(jakarta.validation.Validator validator) {
+			return new BeanValidationPayloadValidator(validator);
+		}
+
+	}
+
+}

@@ -1,0 +1,26 @@
+package dev.a2.autoconfigure;
+
+import javax.sql.DataSource;
+
+import dev.a2.store.postgres.PostgresSchema;
+
+import org.springframework.beans.factory.InitializingBean;
+
+/**
+ * Applies A2's schema migrations when the context starts, before the store is used. A failure is
+ * never swallowed: the application does not start on a schema it cannot use.
+ */
+public class A2SchemaInitializer implements InitializingBean {
+
+	private final DataSource dataSource;
+
+	public A2SchemaInitializer(DataSource dataSource) {
+		this.dataSource = dataSource;
+	}
+
+	@Override
+	public void afterPropertiesSet() {
+		PostgresSchema.migrate(this.dataSource);
+	}
+
+}

@@ -1,0 +1,21 @@
+package dev.a2.autoconfigure;
+
+import java.util.Set;
+
+import dev.a2.store.EventStore;
+import dev.a2.store.SnapshotStore;
+
+import org.springframework.boot.sql.init.dependency.AbstractBeansOfTypeDependsOnDatabaseInitializationDetector;
+
+/**
+ * Makes A2's stores wait for every database initializer: A2's own migrations and the application's
+ * Flyway, Liquibase or SQL scripts.
+ */
+class A2StoreDependsOnDatabaseInitializationDetector extends AbstractBeansOfTypeDependsOnDatabaseInitializationDetector {
+
+	@Override
+	protected Set<Class<?>> getDependsOnDatabaseInitializationBeanTypes() {
+		return Set.of(EventStore.class, SnapshotStore.class);
+	}
+
+}

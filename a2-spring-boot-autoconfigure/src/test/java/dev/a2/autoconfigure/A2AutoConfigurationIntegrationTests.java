@@ -1,0 +1,152 @@
+package dev.a2.autoconfigure;
+
+import javax.sql.DataSource;
+
+import com.zaxxer.hikari.HikariDataSource;
+import dev.a2.A2Exception;
+import dev.a2.A2Server;
+import dev.a2.Contract;
+import dev.a2.NewEvent;
+import dev.a2.PayloadValidator;
+import dev.a2.Reducer;
+import dev.a2.store.EventStore;
+import dev.a2.store.SnapshotStore;
+import dev.a2.test.TestPostgres;
+import jakarta.validation.constraints.NotBlank;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.jackson.autoconfigure.JacksonAutoConfiguration;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.boot.validation.autoconfigure.ValidationAutoConfiguration;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.jdbc.core.simple.JdbcClient;
+import org.springframework.jdbc.datasource.DelegatingDataSource;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.mockito.Mockito.mock;
+
+class A2AutoConfigurationIntegrationTests {
+
+	record Said(@NotBlank String text) {
+	}
+
+	private final HikariDataSource dataSource = TestPostgres.newSchemaDataSource("autoconfig", 4);
+
+	private final ApplicationContextRunner runner = new ApplicationContextRunner()
+		.withConfiguration(AutoConfigurations.of(A2AutoConfiguration.class, JacksonAutoConfiguration.class,
+				ValidationAutoConfiguration.class))
+		// not the pool itself: a context would close it, and each test starts several contexts
+		.withBean(DataSource.class, () -> new DelegatingDataSource(this.dataSource));
+
+	@AfterEach
+	void closeDataSource() {
+		this.dataSource.close();
+	}
+
+	@Test
+	void contractBeansGetAServerOnTheMigratedDatabase() {
+		this.runner.withUserConfiguration(ChatContract.class).run((context) -> {
+			A2Server server = context.getBean(A2Server.class);
+			assertThat(server.contracts()).extracting(Contract::name).containsExactly("chat");
+			assertThat(server.session("chat", "s1").append(NewEvent.of("said", new Said("hi")))).hasSize(1);
+			assertThat(server.session("chat", "s1").state("count").state()).isEqualTo(1);
+		});
+	}
+
+	@Test
+	void payloadsAreValidatedWithTheApplicationsValidator() {
+		this.runner.withUserConfiguration(ChatContract.class).run((context) -> {
+			assertThat(context).hasSingleBean(PayloadValidator.class);
+			assertThatThrownBy(() -> context.getBean(A2Server.class).session("chat", "s1").append(NewEvent.of("said", new Said(""))))
+				.isInstanceOf(A2Exception.class)
+				.hasMessageContaining("events[0].payload.text: must not be blank");
+		});
+	}
+
+	@Test
+	void withoutContractsThereIsNoServer() {
+		this.runner.run((context) -> {
+			assertThat(context).hasNotFailed();
+			assertThat(context).doesNotHaveBean(A2Server.class);
+			assertThat(context).hasSingleBean(EventStore.class);
+		});
+	}
+
+	@Test
+	void userStoresWin() {
+		EventStore events = mock(EventStore.class);
+		SnapshotStore snapshots = mock(SnapshotStore.class);
+		this.runner.withUserConfiguration(ChatContract.class)
+			.withBean(EventStore.class, () -> events)
+			.withBean(SnapshotStore.class, () -> snapshots)
+			.run((context) -> {
+				assertThat(context.getBean(EventStore.class)).isSameAs(events);
+				assertThat(context.getBean(SnapshotStore.class)).isSameAs(snapshots);
+			});
+	}
+
+	@Test
+	void propertiesBindWithTheirDefaults() {
+		this.runner.run((context) -> {
+			A2Properties properties = context.getBean(A2Properties.class);
+			assertThat(properties.getStore().getInitializeSchema()).isEqualTo(A2Properties.SchemaInitialization.ALWAYS);
+			assertThat(properties.getState().getSnapshotEvery()).isEqualTo(100);
+			assertThat(properties.getState().getCacheSize()).isEqualTo(10_000);
+		});
+		this.runner.withPropertyValues("a2.state.snapshot-every=7", "a2.state.cache-size=0").run((context) -> {
+			A2Properties properties = context.getBean(A2Properties.class);
+			assertThat(properties.getState().getSnapshotEvery()).isEqualTo(7);
+			assertThat(properties.getState().getCacheSize()).isZero();
+		});
+	}
+
+	@Test
+	void initializeSchemaNeverLeavesTheDatabaseAlone() {
+		this.runner.withPropertyValues("a2.store.initialize-schema=never").run((context) -> {
+			assertThat(context).doesNotHaveBean(A2SchemaInitializer.class);
+			assertThat(JdbcClient.create(this.dataSource)
+				.sql("SELECT count(*) FROM information_schema.tables WHERE table_name LIKE 'a2_%' AND table_schema = current_schema()")
+				.query(Long.class)
+				.single()).isZero();
+		});
+	}
+
+	@Test
+	void aFailingMigrationStopsTheStartUp() {
+		JdbcClient.create(this.dataSource).sql("CREATE TABLE a2_session (broken int)").update();
+		this.runner.withUserConfiguration(ChatContract.class).run((context) -> {
+			assertThat(context).hasFailed();
+			assertThat(context.getStartupFailure()).rootCause().hasMessageContaining("a2_session");
+		});
+	}
+
+	@Test
+	void withoutADataSourceStartUpFailsSayingWhatToAdd() {
+		new ApplicationContextRunner().withConfiguration(AutoConfigurations.of(A2AutoConfiguration.class))
+			.withUserConfiguration(ChatContract.class)
+			.run((context) -> {
+				assertThat(context).hasFailed();
+				assertThat(context.getStartupFailure()).rootCause()
+					.hasMessageContaining("found no DataSource")
+					.hasMessageContaining("set spring.datasource.url");
+			});
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class ChatContract {
+
+		@Bean
+		Contract chat() {
+			return Contract.builder("chat")
+				.event("said", Said.class)
+				.reducer("count", Reducer.of(Integer.class, 0, (n, event) -> n + 1))
+				.build();
+		}
+
+	}
+
+}
