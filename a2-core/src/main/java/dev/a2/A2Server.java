@@ -1,6 +1,5 @@
 package dev.a2;
 
-import java.time.Clock;
 import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -95,8 +94,6 @@ public final class A2Server {
 
 		private @Nullable PayloadValidator payloadValidator;
 
-		private Clock clock = Clock.systemUTC();
-
 		private int snapshotEvery = 100;
 
 		private int stateCacheSize = 10_000;
@@ -147,11 +144,6 @@ public final class A2Server {
 			return this;
 		}
 
-		public Builder clock(Clock clock) {
-			this.clock = Objects.requireNonNull(clock, "clock");
-			return this;
-		}
-
 		/** Snapshot reducer state every this many events; 100 by default. */
 		public Builder snapshotEvery(int snapshotEvery) {
 			this.snapshotEvery = snapshotEvery;
@@ -178,7 +170,7 @@ public final class A2Server {
 				if (events == null) {
 					PlatformTransactionManager transactionManager = (this.transactionManager != null) ? this.transactionManager
 							: new DataSourceTransactionManager(dataSource);
-					events = new PostgresEventStore(dataSource, transactionManager, this.clock);
+					events = new PostgresEventStore(dataSource, transactionManager);
 				}
 				if (snapshots == null) {
 					snapshots = new PostgresSnapshotStore(dataSource);

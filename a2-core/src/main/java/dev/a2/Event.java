@@ -11,7 +11,7 @@ import org.jspecify.annotations.Nullable;
  * @param id unique within the session
  * @param type the event type of the contract
  * @param payload the payload bound to the Java type the contract declares for {@code type}
- * @param createdAt when it was appended
+ * @param createdAt when it was appended, by the database's clock (one instant for a whole batch)
  * @param clearIndex how many clears of the session preceded it
  * @param cause the consumer run that wrote it, or {@code null} for a pushed event
  */

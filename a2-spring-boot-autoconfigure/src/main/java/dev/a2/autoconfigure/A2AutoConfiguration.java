@@ -1,7 +1,5 @@
 package dev.a2.autoconfigure;
 
-import java.time.Clock;
-
 import javax.sql.DataSource;
 
 import dev.a2.A2Server;
@@ -53,11 +51,10 @@ public final class A2AutoConfiguration {
 	@Bean
 	@ConditionalOnMissingBean
 	EventStore a2EventStore(ObjectProvider<DataSource> dataSource,
-			ObjectProvider<PlatformTransactionManager> transactionManager, ObjectProvider<Clock> clock) {
+			ObjectProvider<PlatformTransactionManager> transactionManager) {
 		DataSource source = requireDataSource(dataSource);
 		return new PostgresEventStore(source,
-				transactionManager.getIfUnique(() -> new DataSourceTransactionManager(source)),
-				clock.getIfUnique(Clock::systemUTC));
+				transactionManager.getIfUnique(() -> new DataSourceTransactionManager(source)));
 	}
 
 	@Bean

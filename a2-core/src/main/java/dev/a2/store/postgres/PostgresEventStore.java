@@ -2,10 +2,7 @@ package dev.a2.store.postgres;
 
 import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.time.Clock;
 import java.time.OffsetDateTime;
-import java.time.ZoneOffset;
-import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -26,6 +23,7 @@ import org.jspecify.annotations.Nullable;
 
 import org.springframework.jdbc.core.RowMapper;
 import org.springframework.jdbc.core.simple.JdbcClient;
+import org.springframework.jdbc.core.simple.JdbcClient.StatementSpec;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.transaction.support.TransactionSynchronizationManager;
@@ -47,21 +45,31 @@ public final class PostgresEventStore implements EventStore {
 			idx, id, type, payload::text AS payload, created_at, clear_index,
 			cause_consumer, cause_lane, cause_index, cause_attempt""";
 
-	private static final String APPEND = """
+	/**
+	 * Reserves the batch's indexes under the session's row lock and inserts what is new. The events
+	 * travel as arrays, so one prepared statement serves every batch size. Pushed events have no
+	 * cause, and leaving the four cause arrays out of their statement makes it measurably cheaper.
+	 */
+	private static final String APPEND_TEMPLATE = """
 			WITH head AS (
 			    INSERT INTO a2_session AS s (contract, session_id, last_index)
 			    VALUES (:contract, :session, :count)
 			    ON CONFLICT (contract, session_id) DO UPDATE SET last_index = s.last_index + :count
 			    RETURNING s.last_index - :count AS base, s.clear_index
 			)
-			INSERT INTO a2_event (contract, session_id, idx, id, type, payload, created_at, clear_index,
-			                      cause_consumer, cause_lane, cause_index, cause_attempt)
-			SELECT :contract, :session, head.base + e.ord, e.id, e.type, e.payload::jsonb, :createdAt, head.clear_index,
-			       e.cause_consumer, e.cause_lane, e.cause_index, e.cause_attempt
-			FROM head, unnest(:ids, :types, :payloads, :causeConsumers, :causeLanes, :causeIndexes, :causeAttempts)
-			     WITH ORDINALITY AS e(id, type, payload, cause_consumer, cause_lane, cause_index, cause_attempt, ord)
+			INSERT INTO a2_event (contract, session_id, idx, id, type, payload, created_at, clear_index%1$s)
+			SELECT :contract, :session, head.base + e.ord, e.id, e.type, e.payload::jsonb, now(), head.clear_index%2$s
+			FROM head, unnest(:ids, :types, :payloads%3$s) WITH ORDINALITY AS e(id, type, payload%4$s, ord)
 			ON CONFLICT (contract, session_id, id) DO NOTHING
-			RETURNING idx, id, clear_index""";
+			RETURNING idx, id, created_at, clear_index""";
+
+	private static final String APPEND = APPEND_TEMPLATE.formatted("", "", "", "");
+
+	private static final String APPEND_WITH_CAUSES = APPEND_TEMPLATE.formatted(
+			", cause_consumer, cause_lane, cause_index, cause_attempt",
+			", e.cause_consumer, e.cause_lane, e.cause_index, e.cause_attempt",
+			", :causeConsumers, :causeLanes, :causeIndexes, :causeAttempts",
+			", cause_consumer, cause_lane, cause_index, cause_attempt");
 
 	private static final String LOCK_SESSION = """
 			SELECT last_index, clear_index, cleared_at FROM a2_session
@@ -113,7 +121,8 @@ public final class PostgresEventStore implements EventStore {
 
 	private static final String INSERT_CLEAR_MARKER = """
 			INSERT INTO a2_event (contract, session_id, idx, id, type, payload, created_at, clear_index)
-			VALUES (:contract, :session, :index, :id, '%s', '{}', :createdAt, :clearIndex)""".formatted(CLEAR_MARKER);
+			VALUES (:contract, :session, :index, :id, '%s', '{}', now(), :clearIndex)
+			RETURNING created_at""".formatted(CLEAR_MARKER);
 
 	private static final RowMapper<SessionHead> HEAD_MAPPER = (rs, row) -> new SessionHead(rs.getLong("last_index"),
 			rs.getInt("clear_index"), rs.getLong("cleared_at"));
@@ -124,21 +133,17 @@ public final class PostgresEventStore implements EventStore {
 
 	private final TransactionTemplate transactions;
 
-	private final Clock clock;
-
 	public PostgresEventStore(DataSource dataSource) {
-		this(dataSource, new DataSourceTransactionManager(dataSource), Clock.systemUTC());
+		this(dataSource, new DataSourceTransactionManager(dataSource));
 	}
 
 	/**
 	 * @param transactionManager the application's transaction manager over {@code dataSource}, so that
 	 * an append made inside the application's transaction joins it
-	 * @param clock the clock of {@code createdAt}
 	 */
-	public PostgresEventStore(DataSource dataSource, PlatformTransactionManager transactionManager, Clock clock) {
+	public PostgresEventStore(DataSource dataSource, PlatformTransactionManager transactionManager) {
 		this.jdbc = JdbcClient.create(dataSource);
 		this.transactions = new TransactionTemplate(transactionManager);
-		this.clock = clock;
 	}
 
 	@Override
@@ -146,11 +151,10 @@ public final class PostgresEventStore implements EventStore {
 		if (events.isEmpty()) {
 			throw new IllegalArgumentException("an append needs at least one event");
 		}
-		OffsetDateTime createdAt = now();
 		return StoreFailures.guard(() -> {
 			if (!TransactionSynchronizationManager.isActualTransactionActive()) {
 				List<StoredEvent> appended = this.transactions.execute((status) -> {
-					List<StoredEvent> inserted = insert(contract, session, events, createdAt);
+					List<StoredEvent> inserted = insert(contract, session, events);
 					if (inserted.size() == events.size()) {
 						return inserted;
 					}
@@ -161,13 +165,12 @@ public final class PostgresEventStore implements EventStore {
 					return appended;
 				}
 			}
-			return this.transactions.execute((status) -> appendUnderLock(contract, session, events, createdAt));
+			return this.transactions.execute((status) -> appendUnderLock(contract, session, events));
 		});
 	}
 
 	/** The way that never leaves a gap: lock the session, leave out the ids it has, insert the rest. */
-	private List<StoredEvent> appendUnderLock(String contract, String session, List<EventToStore> events,
-			OffsetDateTime createdAt) {
+	private List<StoredEvent> appendUnderLock(String contract, String session, List<EventToStore> events) {
 		lockSession(contract, session);
 		String[] ids = events.stream().map(EventToStore::id).toArray(String[]::new);
 		Map<String, StoredEvent> byId = new HashMap<>();
@@ -181,7 +184,7 @@ public final class PostgresEventStore implements EventStore {
 		}
 		List<EventToStore> fresh = events.stream().filter((event) -> !byId.containsKey(event.id())).toList();
 		if (!fresh.isEmpty()) {
-			List<StoredEvent> inserted = insert(contract, session, fresh, createdAt);
+			List<StoredEvent> inserted = insert(contract, session, fresh);
 			if (inserted.size() != fresh.size()) {
 				throw new IllegalStateException("events of session '" + session + "' were appended without its lock");
 			}
@@ -208,8 +211,7 @@ public final class PostgresEventStore implements EventStore {
 	}
 
 	/** Runs {@link #APPEND}; answers the rows it inserted, in input order (fewer when ids existed). */
-	private List<StoredEvent> insert(String contract, String session, List<EventToStore> events,
-			OffsetDateTime createdAt) {
+	private List<StoredEvent> insert(String contract, String session, List<EventToStore> events) {
 		int count = events.size();
 		String[] ids = new String[count];
 		String[] types = new String[count];
@@ -219,6 +221,7 @@ public final class PostgresEventStore implements EventStore {
 		Long[] causeIndexes = new Long[count];
 		Integer[] causeAttempts = new Integer[count];
 		Map<String, EventToStore> byId = new HashMap<>(count * 2);
+		boolean caused = false;
 		for (int i = 0; i < count; i++) {
 			EventToStore event = events.get(i);
 			ids[i] = event.id();
@@ -226,6 +229,7 @@ public final class PostgresEventStore implements EventStore {
 			payloads[i] = event.payload();
 			Cause cause = event.cause();
 			if (cause != null) {
+				caused = true;
 				causeConsumers[i] = cause.consumer();
 				causeLanes[i] = cause.lane();
 				causeIndexes[i] = cause.index();
@@ -233,24 +237,24 @@ public final class PostgresEventStore implements EventStore {
 			}
 			byId.put(event.id(), event);
 		}
-		List<StoredEvent> inserted = this.jdbc.sql(APPEND)
+		StatementSpec statement = this.jdbc.sql(caused ? APPEND_WITH_CAUSES : APPEND)
 			.param("contract", contract)
 			.param("session", session)
 			.param("count", count)
-			.param("createdAt", createdAt)
 			.param("ids", SqlArrays.of("text", ids))
 			.param("types", SqlArrays.of("text", types))
-			.param("payloads", SqlArrays.of("text", payloads))
-			.param("causeConsumers", SqlArrays.of("text", causeConsumers))
-			.param("causeLanes", SqlArrays.of("text", causeLanes))
-			.param("causeIndexes", SqlArrays.of("int8", causeIndexes))
-			.param("causeAttempts", SqlArrays.of("int4", causeAttempts))
-			.query((rs, row) -> {
-				EventToStore source = byId.get(rs.getString("id"));
-				return new StoredEvent(rs.getLong("idx"), source.id(), source.type(), source.payload(),
-						createdAt.toInstant(), rs.getInt("clear_index"), source.cause());
-			})
-			.list();
+			.param("payloads", SqlArrays.of("text", payloads));
+		if (caused) {
+			statement = statement.param("causeConsumers", SqlArrays.of("text", causeConsumers))
+				.param("causeLanes", SqlArrays.of("text", causeLanes))
+				.param("causeIndexes", SqlArrays.of("int8", causeIndexes))
+				.param("causeAttempts", SqlArrays.of("int4", causeAttempts));
+		}
+		List<StoredEvent> inserted = statement.query((rs, row) -> {
+			EventToStore source = byId.get(rs.getString("id"));
+			return new StoredEvent(rs.getLong("idx"), source.id(), source.type(), source.payload(),
+					rs.getObject("created_at", OffsetDateTime.class).toInstant(), rs.getInt("clear_index"), source.cause());
+		}).list();
 		if (inserted.size() > 1) {
 			inserted = new ArrayList<>(inserted);
 			inserted.sort((a, b) -> Long.compare(a.index(), b.index()));
@@ -313,7 +317,6 @@ public final class PostgresEventStore implements EventStore {
 
 	@Override
 	public StoredEvent clear(String contract, String session, @Nullable Long ifLastIndex) {
-		OffsetDateTime createdAt = now();
 		return StoreFailures.guard(() -> this.transactions.execute((status) -> {
 			SessionHead head = lockSession(contract, session);
 			if (ifLastIndex != null && head.lastIndex() != ifLastIndex) {
@@ -323,21 +326,16 @@ public final class PostgresEventStore implements EventStore {
 			long index = head.lastIndex() + 1;
 			String id = UUID.randomUUID().toString();
 			this.jdbc.sql(START_OVER).param("contract", contract).param("session", session).param("index", index).update();
-			this.jdbc.sql(INSERT_CLEAR_MARKER)
+			OffsetDateTime createdAt = this.jdbc.sql(INSERT_CLEAR_MARKER)
 				.param("contract", contract)
 				.param("session", session)
 				.param("index", index)
 				.param("id", id)
-				.param("createdAt", createdAt)
 				.param("clearIndex", head.clearIndex())
-				.update();
+				.query(OffsetDateTime.class)
+				.single();
 			return new StoredEvent(index, id, CLEAR_MARKER, "{}", createdAt.toInstant(), head.clearIndex(), null);
 		}));
-	}
-
-	private OffsetDateTime now() {
-		// PostgreSQL keeps microseconds: truncate so that what an append answers equals what is read back
-		return OffsetDateTime.ofInstant(this.clock.instant().truncatedTo(ChronoUnit.MICROS), ZoneOffset.UTC);
 	}
 
 	private static StoredEvent event(ResultSet rs) throws SQLException {
