@@ -1,5 +1,8 @@
 package dev.a2.test;
 
+import java.nio.file.Files;
+import java.nio.file.Path;
+
 import org.testcontainers.DockerClientFactory;
 import org.testcontainers.postgresql.PostgreSQLContainer;
 
@@ -13,6 +16,11 @@ final class ContainerPostgres {
 	}
 
 	static boolean dockerAvailable() {
+		// asking Testcontainers where there is plainly no Docker only logs errors and takes time
+		if (System.getenv("DOCKER_HOST") == null && !Files.exists(Path.of("/var/run/docker.sock"))
+				&& !Files.exists(Path.of(System.getProperty("user.home"), ".testcontainers.properties"))) {
+			return false;
+		}
 		try {
 			return DockerClientFactory.instance().isDockerAvailable();
 		}
