@@ -1,52 +1,83 @@
 package dev.a2;
 
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Collection;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 
 import javax.sql.DataSource;
 
 import dev.a2.state.StateReader;
+import dev.a2.store.DeadLetter;
 import dev.a2.store.EventStore;
+import dev.a2.store.SessionHead;
 import dev.a2.store.SnapshotStore;
+import dev.a2.store.WorkStore;
+import dev.a2.store.WorkStore.ScheduledTask;
 import dev.a2.store.postgres.PostgresEventStore;
 import dev.a2.store.postgres.PostgresSnapshotStore;
+import dev.a2.store.postgres.PostgresWorkStore;
 import org.jspecify.annotations.Nullable;
 import tools.jackson.databind.json.JsonMapper;
 
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.transaction.PlatformTransactionManager;
+import org.springframework.transaction.support.TransactionOperations;
+import org.springframework.transaction.support.TransactionTemplate;
 
 /**
- * The entry point of A2: holds the contracts and opens their sessions.
+ * The entry point of A2: holds the contracts and consumers, opens sessions, and runs the consumers
+ * durably. Close it to stop the consumers gracefully.
  *
  * <pre>{@code
- * A2Server a2 = A2Server.builder().dataSource(dataSource).contract(chat).build();
+ * A2Server a2 = A2Server.builder().dataSource(dataSource).contract(chat).consumer(assistant).build();
  * a2.session("chat", "room-1").append(NewEvent.of("message.sent", new MessageSent("hi")));
  * }</pre>
  */
-public final class A2Server {
+public final class A2Server implements AutoCloseable {
 
 	/** The most events one append may carry. */
 	public static final int MAX_EVENTS_PER_APPEND = 1000;
 
 	private final Map<String, Contract> contracts;
 
+	private final Map<String, Map<String, Consumer>> consumers;
+
+	private final Clock clock;
+
+	private final Duration stopGrace;
+
 	final EventStore events;
 
 	final SnapshotStore snapshots;
+
+	final @Nullable WorkStore work;
+
+	final TransactionOperations transactions;
 
 	final PayloadBinder payloads;
 
 	final StateReader state;
 
-	private A2Server(Builder builder, EventStore events, SnapshotStore snapshots) {
+	private final @Nullable Drainer drainer;
+
+	private A2Server(Builder builder, EventStore events, SnapshotStore snapshots, @Nullable WorkStore work,
+			TransactionOperations transactions) {
 		this.contracts = Map.copyOf(builder.contracts);
+		this.consumers = checkedConsumers(builder.consumers, this.contracts);
+		this.clock = builder.clock;
+		this.stopGrace = builder.stopGrace;
 		this.events = events;
 		this.snapshots = snapshots;
+		this.work = work;
+		this.transactions = transactions;
 		this.payloads = new PayloadBinder(builder.jsonMapper, builder.payloadValidator);
 		this.state = new StateReader(events, snapshots, builder.jsonMapper, builder.snapshotEvery, builder.stateCacheSize);
+		this.drainer = (work != null && !builder.consumers.isEmpty()) ? new Drainer(this, work, builder.drain) : null;
 	}
 
 	public static Builder builder() {
@@ -68,6 +99,26 @@ public final class A2Server {
 		return contract;
 	}
 
+	/** The registered consumers, of every contract. */
+	public List<Consumer> consumers() {
+		List<Consumer> all = new ArrayList<>();
+		this.consumers.values().forEach((byName) -> all.addAll(byName.values()));
+		return all;
+	}
+
+	/** A contract's consumers. */
+	Collection<Consumer> consumers(String contract) {
+		return this.consumers.getOrDefault(contract, Map.of()).values();
+	}
+
+	@Nullable Consumer consumer(String contract, String name) {
+		return this.consumers.getOrDefault(contract, Map.of()).get(name);
+	}
+
+	public Clock clock() {
+		return this.clock;
+	}
+
 	/**
 	 * A session of a contract. Opening one reads nothing: a session exists once something is
 	 * appended to it.
@@ -77,10 +128,143 @@ public final class A2Server {
 		return new Session(this, contract(contract), SessionIds.check(sessionId));
 	}
 
+	/**
+	 * Finds due consumer work across the database (lapsed leases, passed back-offs, work nobody
+	 * claimed, backfills, scheduled tasks) and starts draining it on this instance. Call it
+	 * periodically (the Spring Boot starter does, every second); instances share the work.
+	 * @return how many sessions it started draining
+	 */
+	public int sweep() {
+		return (this.drainer != null) ? this.drainer.sweep() : 0;
+	}
+
+	/**
+	 * Dead-lettered units, newest first.
+	 * @param contract, session, consumer filters, {@code null} for any
+	 */
+	public List<DeadLetter> deadLetters(@Nullable String contract, @Nullable String session, @Nullable String consumer,
+			int limit) {
+		return requireWork().deadLetters(contract, session, consumer, limit)
+			.stream()
+			.map(this::withFixedLane)
+			.toList();
+	}
+
+	private DeadLetter withFixedLane(DeadLetter dead) {
+		Consumer consumer = consumer(dead.contract(), dead.consumer());
+		if (consumer != null && consumer.lane() instanceof Lane.Fixed fixed) {
+			return new DeadLetter(dead.contract(), dead.session(), dead.consumer(), fixed.name(), dead.index(), dead.eventId(),
+					dead.eventType(), dead.attempts(), dead.failures(), dead.lastError(), dead.failedAt());
+		}
+		return dead;
+	}
+
+	/**
+	 * An operator's decision on a dead letter: {@code retry} makes it runnable again with a fresh
+	 * failure count; {@code skip} marks it done without running it and unblocks its lane.
+	 * @return whether there was such a dead letter
+	 */
+	public boolean redrive(String contract, String session, String consumer, long index, RedriveAction action) {
+		boolean redriven = requireWork().redrive(contract(contract).name(), SessionIds.check(session), consumer, index,
+				action == RedriveAction.RETRY);
+		if (redriven && this.drainer != null) {
+			this.drainer.request(contract, session);
+		}
+		return redriven;
+	}
+
+	/** Whether this server runs consumers. */
+	public boolean drains() {
+		return this.drainer != null;
+	}
+
+	/**
+	 * Stops running consumers: no new claims, running attempts get the stop grace to finish, the
+	 * rest are aborted and their claims released so another instance takes them at once.
+	 */
+	@Override
+	public void close() {
+		if (this.drainer != null) {
+			this.drainer.stop(this.stopGrace);
+		}
+	}
+
+	/** Stops at once without finishing or releasing anything, as a crash would. For tests. */
+	void halt() {
+		if (this.drainer != null) {
+			this.drainer.halt();
+		}
+	}
+
+	Drainer drainer() {
+		if (this.drainer == null) {
+			throw new IllegalStateException("this A2Server has no consumers (or no work store) to drive");
+		}
+		return this.drainer;
+	}
+
+	@Nullable Drainer drainerIfAny() {
+		return this.drainer;
+	}
+
+	private WorkStore requireWork() {
+		if (this.work == null) {
+			throw new IllegalStateException("this A2Server has no work store; build it with a DataSource or a WorkStore");
+		}
+		return this.work;
+	}
+
+	/** Delivers a due scheduled task, in the transaction that took it. */
+	void deliver(ScheduledTask task) {
+		Session session = session(task.contract(), task.session());
+		SessionHead head = this.events.head(task.contract(), task.session());
+		if (head.clearIndex() != task.clearIndex()) {
+			return;
+		}
+		if (task.events() == null) {
+			try {
+				if (task.ifLastIndex() != null) {
+					session.clear(task.ifLastIndex());
+				}
+				else {
+					session.clear();
+				}
+			}
+			catch (A2Exception ex) {
+				if (ex.code() != ErrorCode.CONFLICT) {
+					throw ex;
+				}
+			}
+			return;
+		}
+		session.append(this.payloads.readScheduled(task.events()), null, true);
+	}
+
+	private static Map<String, Map<String, Consumer>> checkedConsumers(List<Consumer> consumers,
+			Map<String, Contract> contracts) {
+		Map<String, Map<String, Consumer>> byContract = new LinkedHashMap<>();
+		for (Consumer consumer : consumers) {
+			Contract contract = contracts.get(consumer.contract());
+			if (contract == null) {
+				throw new IllegalArgumentException("consumer '" + consumer.name() + "' reads contract '" + consumer.contract()
+						+ "', which is not registered; registered: " + contracts.keySet());
+			}
+			consumer.check(contract);
+			Map<String, Consumer> byName = byContract.computeIfAbsent(consumer.contract(), (c) -> new LinkedHashMap<>());
+			if (byName.putIfAbsent(consumer.name(), consumer) != null) {
+				throw new IllegalArgumentException("contract '" + consumer.contract() + "' has two consumers named '"
+						+ consumer.name() + "'; consumer names must be unique in a contract");
+			}
+		}
+		return byContract;
+	}
+
 	/** Builds an {@link A2Server}. */
 	public static final class Builder {
 
 		private final Map<String, Contract> contracts = new LinkedHashMap<>();
+
+		private final List<Consumer> consumers = new ArrayList<>();
 
 		private @Nullable DataSource dataSource;
 
@@ -90,6 +274,8 @@ public final class A2Server {
 
 		private @Nullable SnapshotStore snapshotStore;
 
+		private @Nullable WorkStore workStore;
+
 		private JsonMapper jsonMapper = JsonMapper.builder().build();
 
 		private @Nullable PayloadValidator payloadValidator;
@@ -97,6 +283,12 @@ public final class A2Server {
 		private int snapshotEvery = 100;
 
 		private int stateCacheSize = 10_000;
+
+		private DrainSettings drain = DrainSettings.DEFAULTS;
+
+		private Clock clock = Clock.systemUTC();
+
+		private Duration stopGrace = Duration.ofSeconds(10);
 
 		private Builder() {
 		}
@@ -107,6 +299,12 @@ public final class A2Server {
 			if (this.contracts.putIfAbsent(contract.name(), contract) != null) {
 				throw new IllegalArgumentException("two contracts are named '" + contract.name() + "'; contract names must be unique");
 			}
+			return this;
+		}
+
+		/** Registers a consumer of a registered contract; names are unique per contract. */
+		public Builder consumer(Consumer consumer) {
+			this.consumers.add(Objects.requireNonNull(consumer, "consumer"));
 			return this;
 		}
 
@@ -129,6 +327,11 @@ public final class A2Server {
 
 		public Builder snapshotStore(SnapshotStore snapshotStore) {
 			this.snapshotStore = snapshotStore;
+			return this;
+		}
+
+		public Builder workStore(WorkStore workStore) {
+			this.workStore = workStore;
 			return this;
 		}
 
@@ -156,27 +359,51 @@ public final class A2Server {
 			return this;
 		}
 
+		/** How consumers are run. */
+		public Builder drain(DrainSettings drain) {
+			this.drain = Objects.requireNonNull(drain, "drain");
+			return this;
+		}
+
+		/** The clock of leases, back-offs and schedules. */
+		public Builder clock(Clock clock) {
+			this.clock = Objects.requireNonNull(clock, "clock");
+			return this;
+		}
+
+		/** How long {@link A2Server#close()} lets running attempts finish; 10 s by default. */
+		public Builder stopGrace(Duration stopGrace) {
+			this.stopGrace = Objects.requireNonNull(stopGrace, "stopGrace");
+			return this;
+		}
+
 		public A2Server build() {
 			if (this.contracts.isEmpty()) {
 				throw new IllegalStateException("an A2Server needs at least one contract");
 			}
 			EventStore events = this.eventStore;
 			SnapshotStore snapshots = this.snapshotStore;
-			if (events == null || snapshots == null) {
-				DataSource dataSource = this.dataSource;
-				if (dataSource == null) {
-					throw new IllegalStateException("an A2Server needs a DataSource (or both an EventStore and a SnapshotStore)");
-				}
+			WorkStore work = this.workStore;
+			TransactionOperations transactions = TransactionOperations.withoutTransaction();
+			DataSource dataSource = this.dataSource;
+			if (dataSource != null) {
+				PlatformTransactionManager transactionManager = (this.transactionManager != null) ? this.transactionManager
+						: new DataSourceTransactionManager(dataSource);
+				transactions = new TransactionTemplate(transactionManager);
 				if (events == null) {
-					PlatformTransactionManager transactionManager = (this.transactionManager != null) ? this.transactionManager
-							: new DataSourceTransactionManager(dataSource);
 					events = new PostgresEventStore(dataSource, transactionManager);
 				}
 				if (snapshots == null) {
 					snapshots = new PostgresSnapshotStore(dataSource);
 				}
+				if (work == null) {
+					work = new PostgresWorkStore(dataSource, transactionManager, events, this.drain.maxFailures());
+				}
 			}
-			return new A2Server(this, events, snapshots);
+			if (events == null || snapshots == null) {
+				throw new IllegalStateException("an A2Server needs a DataSource (or an EventStore and a SnapshotStore)");
+			}
+			return new A2Server(this, events, snapshots, work, transactions);
 		}
 
 	}

@@ -36,8 +36,11 @@ public enum ErrorCode {
 	/** Abort reason: another attempt took over the unit of work. */
 	SUPERSEDED_ATTEMPT(0),
 
-	/** Abort reason: the attempt's lease lapsed before it finished. */
-	CLAIM_EXPIRED(0);
+	/** Abort reason: the attempt's lease lapsed before it finished, or the instance is stopping. */
+	CLAIM_EXPIRED(0),
+
+	/** Abort reason: an {@code abortOn} event arrived, or the session was cleared. */
+	ABORTED(0);
 
 	private final int httpStatus;
 

@@ -1,12 +1,16 @@
 package dev.a2;
 
+import java.util.ArrayList;
 import java.util.List;
 
+import dev.a2.store.EventToStore;
 import dev.a2.store.StoredEvent;
 import org.jspecify.annotations.Nullable;
 import tools.jackson.core.JacksonException;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
+import tools.jackson.databind.node.ArrayNode;
+import tools.jackson.databind.node.ObjectNode;
 
 /**
  * Binds payloads to the Java types of a contract (and validates them) on the way in, and back from
@@ -69,6 +73,26 @@ final class PayloadBinder {
 	Event event(Contract contract, StoredEvent stored) {
 		return new Event(stored.index(), stored.id(), stored.type(), read(contract.payloadType(stored.type()), stored.payload()),
 				stored.createdAt(), stored.clearIndex(), stored.cause());
+	}
+
+	/** Scheduled events as stored: a JSON array of {@code {id, type, payload}}. */
+	String writeScheduled(List<EventToStore> events) {
+		ArrayNode array = this.mapper.createArrayNode();
+		for (EventToStore event : events) {
+			ObjectNode node = array.addObject();
+			node.put("id", event.id());
+			node.put("type", event.type());
+			node.set("payload", this.mapper.readTree(event.payload()));
+		}
+		return this.mapper.writeValueAsString(array);
+	}
+
+	List<NewEvent> readScheduled(String json) {
+		List<NewEvent> events = new ArrayList<>();
+		for (JsonNode node : this.mapper.readTree(json)) {
+			events.add(new NewEvent(node.get("type").asString(), node.get("payload"), node.get("id").asString()));
+		}
+		return events;
 	}
 
 	private @Nullable Object convert(Class<?> type, @Nullable Object payload) {

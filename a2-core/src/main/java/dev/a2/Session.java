@@ -1,5 +1,6 @@
 package dev.a2;
 
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
@@ -10,9 +11,14 @@ import java.util.UUID;
 import dev.a2.store.EventToStore;
 import dev.a2.store.StoredEvent;
 import dev.a2.store.StoredPage;
+import dev.a2.store.WorkStore;
+import dev.a2.store.WorkUnit;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
+
+import org.springframework.transaction.support.TransactionSynchronization;
+import org.springframework.transaction.support.TransactionSynchronizationManager;
 
 /**
  * One session of a contract: an append-only log of events, keyed by the session id. Obtained from
@@ -68,6 +74,41 @@ public final class Session {
 	 * @param derivedIds whether ids shaped like A2's derived ids are allowed (they are, for runs)
 	 */
 	List<Event> append(List<NewEvent> events, @Nullable Cause cause, boolean derivedIds) {
+		List<Prepared> prepared = prepareAll(events, cause, derivedIds);
+		List<EventToStore> toStore = prepared.stream().map(Prepared::toStore).toList();
+		List<StoredEvent> stored = this.server.events.append(this.contract.name(), this.id, toStore);
+		List<Event> result = new ArrayList<>(stored.size());
+		List<Event> appendedNow = new ArrayList<>();
+		boolean work = false;
+		for (int i = 0; i < stored.size(); i++) {
+			StoredEvent row = stored.get(i);
+			Prepared source = prepared.get(i);
+			// the store answers a new event with the payload text it was given, an existing one with what it read
+			boolean isNew = row.payload() == source.toStore().payload();
+			Object payload = isNew ? source.value() : this.server.payloads.read(this.contract.payloadType(row.type()), row.payload());
+			Event event = new Event(row.index(), row.id(), row.type(), payload, row.createdAt(), row.clearIndex(), row.cause());
+			result.add(event);
+			if (isNew) {
+				appendedNow.add(event);
+				work |= !source.toStore().work().isEmpty();
+			}
+		}
+		afterCommit(work, appendedNow);
+		return result;
+	}
+
+	/** Validates events and decides their ids and the work they create, for an append. */
+	List<EventToStore> prepare(List<NewEvent> events, @Nullable Cause cause, boolean derivedIds) {
+		if (events.isEmpty()) {
+			return List.of();
+		}
+		return prepareAll(events, cause, derivedIds).stream().map(Prepared::toStore).toList();
+	}
+
+	private record Prepared(EventToStore toStore, Object value) {
+	}
+
+	private List<Prepared> prepareAll(List<NewEvent> events, @Nullable Cause cause, boolean derivedIds) {
 		if (events == null || events.isEmpty()) {
 			throw A2Exception.invalid("events must be a non-empty list");
 		}
@@ -75,8 +116,7 @@ public final class Session {
 			throw A2Exception.invalid("events has " + events.size() + " events; one append takes at most "
 					+ A2Server.MAX_EVENTS_PER_APPEND);
 		}
-		List<EventToStore> toStore = new ArrayList<>(events.size());
-		List<Object> values = new ArrayList<>(events.size());
+		List<Prepared> prepared = new ArrayList<>(events.size());
 		Map<String, Integer> positions = new HashMap<>();
 		for (int i = 0; i < events.size(); i++) {
 			NewEvent event = events.get(i);
@@ -91,19 +131,60 @@ public final class Session {
 				throw A2Exception.invalid(where + ".id repeats the id of events[" + earlier + "]; ids are unique within a session");
 			}
 			PayloadBinder.Bound bound = this.server.payloads.bind(payloadType, event.payload(), where + ".payload");
-			toStore.add(new EventToStore(eventId, event.type(), bound.json(), cause));
-			values.add(bound.value());
+			List<WorkUnit> work = workFor(eventId, event.type(), bound.value());
+			prepared.add(new Prepared(new EventToStore(eventId, event.type(), bound.json(), cause, work), bound.value()));
 		}
-		List<StoredEvent> stored = this.server.events.append(this.contract.name(), this.id, toStore);
-		List<Event> result = new ArrayList<>(stored.size());
-		for (int i = 0; i < stored.size(); i++) {
-			StoredEvent row = stored.get(i);
-			boolean appendedNow = row.payload() == toStore.get(i).payload();
-			// an event that existed answers with what was stored then, not with this call's payload
-			Object payload = appendedNow ? values.get(i) : this.server.payloads.read(this.contract.payloadType(row.type()), row.payload());
-			result.add(new Event(row.index(), row.id(), row.type(), payload, row.createdAt(), row.clearIndex(), row.cause()));
+		return prepared;
+	}
+
+	/** The consumer work a new event creates: a unit per independent or keyed consumer, a cursor move per fixed one. */
+	private List<WorkUnit> workFor(String eventId, String type, Object payload) {
+		if (this.server.drainerIfAny() == null) {
+			return List.of();
 		}
-		return result;
+		List<WorkUnit> work = new ArrayList<>();
+		for (Consumer consumer : this.server.consumers(this.contract.name())) {
+			if (!consumer.takes(type)) {
+				continue;
+			}
+			if (consumer.lane() instanceof Lane.Fixed) {
+				work.add(WorkUnit.cursor(consumer.name(), consumer.backfill(), consumer.types()));
+			}
+			else if (consumer.lane() instanceof Lane.Keyed keyed) {
+				work.add(WorkUnit.head(consumer.name(), keyed.key().apply(new Lane.KeyInput(this.id, eventId, type, payload))));
+			}
+			else {
+				work.add(WorkUnit.head(consumer.name(), null));
+			}
+		}
+		return work;
+	}
+
+	/** Starts draining the work an append created, and aborts what its events abort, once it commits. */
+	private void afterCommit(boolean work, List<Event> appended) {
+		Drainer drainer = this.server.drainerIfAny();
+		if (drainer == null || appended.isEmpty()) {
+			return;
+		}
+		Runnable after = () -> {
+			for (Event event : appended) {
+				drainer.abortOn(this.contract.name(), this.id, event);
+			}
+			if (work) {
+				drainer.request(this.contract.name(), this.id);
+			}
+		};
+		if (TransactionSynchronizationManager.isSynchronizationActive()) {
+			TransactionSynchronizationManager.registerSynchronization(new TransactionSynchronization() {
+				@Override
+				public void afterCommit() {
+					after.run();
+				}
+			});
+		}
+		else {
+			after.run();
+		}
 	}
 
 	/**
@@ -168,7 +249,17 @@ public final class Session {
 	}
 
 	private long clearIf(@Nullable Long ifLastIndex) {
-		StoredEvent marker = this.server.events.clear(this.contract.name(), this.id, ifLastIndex);
+		StoredEvent marker = this.server.transactions.execute((status) -> {
+			StoredEvent cleared = this.server.events.clear(this.contract.name(), this.id, ifLastIndex);
+			if (this.server.work != null) {
+				this.server.work.endBefore(this.contract.name(), this.id, cleared.index(), cleared.clearIndex() + 1);
+			}
+			return cleared;
+		});
+		Drainer drainer = this.server.drainerIfAny();
+		if (drainer != null) {
+			drainer.abortCleared(this.contract.name(), this.id, marker.index());
+		}
 		try {
 			this.server.snapshots.deleteThrough(this.contract.name(), this.id, marker.index());
 		}
@@ -177,6 +268,63 @@ public final class Session {
 			logger.warn("Could not delete the snapshots of session '" + this.id + "' before its clear", ex);
 		}
 		return marker.index();
+	}
+
+	/**
+	 * Read your writes: drives a fixed-lane consumer's cursor in this session until it has processed
+	 * the session's events through its current head, and answers the index it reached. A cursor held
+	 * by another instance or waiting out a back-off is waited for (25 ms doubling to 1 s).
+	 * @throws A2Exception {@code CONSUMER_DEAD_LETTERED} when the cursor is dead-lettered
+	 */
+	public long consume(String consumer) {
+		return this.server.drainer().consume(this, consumer, null, null);
+	}
+
+	/** Drives a fixed-lane consumer's cursor in this session until it is past {@code through}. */
+	public long consume(String consumer, long through) {
+		return this.server.drainer().consume(this, consumer, through, null);
+	}
+
+	/**
+	 * Appends {@code events} at {@code at}, once, whichever instance's sweep delivers it. Scheduling
+	 * the same {@code name} again before the next clear is a no-op; a clear cancels the task.
+	 */
+	public void schedule(String name, Instant at, NewEvent... events) {
+		String id = DerivedIds.schedule(this.contract.name(), this.id, "", name, currentClearIndex(), null);
+		scheduleTask(id, at, Arrays.asList(events), null, false);
+	}
+
+	/** Clears the session at {@code at} if its last index is then still {@code ifLastIndex}. */
+	public void scheduleClear(String name, Instant at, @Nullable Long ifLastIndex) {
+		String id = DerivedIds.scheduleClear(this.contract.name(), this.id, "", name, currentClearIndex(), ifLastIndex, null);
+		scheduleTask(id, at, List.of(), ifLastIndex, true);
+	}
+
+	private int currentClearIndex() {
+		return this.server.events.head(this.contract.name(), this.id).clearIndex();
+	}
+
+	void scheduleTask(String taskId, Instant at, List<NewEvent> events, @Nullable Long ifLastIndex, boolean clear) {
+		WorkStore work = this.server.work;
+		if (work == null) {
+			throw new IllegalStateException("scheduling needs a work store; build the A2Server with a DataSource");
+		}
+		String payload = null;
+		if (!clear) {
+			List<NewEvent> withIds = new ArrayList<>(events.size());
+			for (int i = 0; i < events.size(); i++) {
+				NewEvent event = events.get(i);
+				withIds.add(new NewEvent(event.type(), event.payload(),
+						(event.id() != null) ? event.id() : DerivedIds.scheduledEvent(taskId, i)));
+			}
+			payload = this.server.payloads.writeScheduled(prepareAll(withIds, null, true).stream().map(Prepared::toStore).toList());
+		}
+		work.schedule(new WorkStore.ScheduledTask(this.contract.name(), this.id, taskId, at, currentClearIndex(), payload,
+				ifLastIndex));
+	}
+
+	A2Server server() {
+		return this.server;
 	}
 
 	private Event decode(StoredEvent stored) {

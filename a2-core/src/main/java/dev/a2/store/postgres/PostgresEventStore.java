@@ -4,9 +4,11 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.OffsetDateTime;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeSet;
 import java.util.UUID;
 
 import javax.sql.DataSource;
@@ -19,6 +21,7 @@ import dev.a2.store.EventToStore;
 import dev.a2.store.SessionHead;
 import dev.a2.store.StoredEvent;
 import dev.a2.store.StoredPage;
+import dev.a2.store.WorkUnit;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.jdbc.core.RowMapper;
@@ -46,9 +49,10 @@ public final class PostgresEventStore implements EventStore {
 			cause_consumer, cause_lane, cause_index, cause_attempt""";
 
 	/**
-	 * Reserves the batch's indexes under the session's row lock and inserts what is new. The events
-	 * travel as arrays, so one prepared statement serves every batch size. Pushed events have no
-	 * cause, and leaving the four cause arrays out of their statement makes it measurably cheaper.
+	 * Reserves the batch's indexes under the session's row lock and inserts what is new, with the
+	 * consumer work the new events create. The events travel as arrays, so one prepared statement
+	 * serves every batch size. The cause arrays and the work are left out of the statement when a batch
+	 * has none: pushes are the common case, and each part costs.
 	 */
 	private static final String APPEND_TEMPLATE = """
 			WITH head AS (
@@ -56,20 +60,45 @@ public final class PostgresEventStore implements EventStore {
 			    VALUES (:contract, :session, :count)
 			    ON CONFLICT (contract, session_id) DO UPDATE SET last_index = s.last_index + :count
 			    RETURNING s.last_index - :count AS base, s.clear_index
-			)
-			INSERT INTO a2_event (contract, session_id, idx, id, type, payload, created_at, clear_index%1$s)
-			SELECT :contract, :session, head.base + e.ord, e.id, e.type, e.payload::jsonb, now(), head.clear_index%2$s
-			FROM head, unnest(:ids, :types, :payloads%3$s) WITH ORDINALITY AS e(id, type, payload%4$s, ord)
-			ON CONFLICT (contract, session_id, id) DO NOTHING
-			RETURNING idx, id, created_at, clear_index""";
+			), ins AS (
+			    INSERT INTO a2_event (contract, session_id, idx, id, type, payload, created_at, clear_index%1$s)
+			    SELECT :contract, :session, head.base + e.ord, e.id, e.type, e.payload::jsonb, now(), head.clear_index%2$s
+			    FROM head, unnest(:ids, :types, :payloads%3$s) WITH ORDINALITY AS e(id, type, payload%4$s, ord)
+			    ON CONFLICT (contract, session_id, id) DO NOTHING
+			    RETURNING idx, id, created_at, clear_index
+			)%5$s
+			SELECT idx, id, created_at, clear_index FROM ins""";
 
-	private static final String APPEND = APPEND_TEMPLATE.formatted("", "", "", "");
+	private static final String CAUSE_COLUMNS = ", cause_consumer, cause_lane, cause_index, cause_attempt";
 
-	private static final String APPEND_WITH_CAUSES = APPEND_TEMPLATE.formatted(
-			", cause_consumer, cause_lane, cause_index, cause_attempt",
-			", e.cause_consumer, e.cause_lane, e.cause_index, e.cause_attempt",
-			", :causeConsumers, :causeLanes, :causeIndexes, :causeAttempts",
-			", cause_consumer, cause_lane, cause_index, cause_attempt");
+	private static final String WORK = """
+			, work AS (
+			    INSERT INTO a2_work (contract, session_id, consumer, idx, lane_key)
+			    SELECT :contract, :session, w.consumer, ins.idx, w.lane_key
+			    FROM ins JOIN unnest(:workIds, :workConsumers, :workKeys) AS w(id, consumer, lane_key) ON w.id = ins.id
+			), cursors AS (
+			    INSERT INTO a2_cursor AS c (contract, session_id, consumer, position, target, types)
+			    SELECT :contract, :session, k.consumer, CASE WHEN k.backfill THEN 0 ELSE min(head.base) END, max(ins.idx),
+			           k.types::text[]
+			    FROM head, ins JOIN unnest(:cursorIds, :cursorConsumers, :cursorBackfills, :cursorTypes)
+			         AS k(id, consumer, backfill, types) ON k.id = ins.id
+			    GROUP BY k.consumer, k.backfill, k.types
+			    ON CONFLICT (contract, session_id, consumer) DO UPDATE
+			        SET target = greatest(c.target, excluded.target), types = excluded.types
+			)""";
+
+	private static final String[] APPENDS = new String[4];
+
+	static {
+		for (int variant = 0; variant < 4; variant++) {
+			boolean causes = (variant & 1) != 0;
+			boolean work = (variant & 2) != 0;
+			APPENDS[variant] = APPEND_TEMPLATE.formatted(causes ? CAUSE_COLUMNS : "",
+					causes ? CAUSE_COLUMNS.replace(", ", ", e.") : "",
+					causes ? ", :causeConsumers, :causeLanes, :causeIndexes, :causeAttempts" : "",
+					causes ? CAUSE_COLUMNS : "", work ? WORK : "");
+		}
+	}
 
 	private static final String LOCK_SESSION = """
 			SELECT last_index, clear_index, cleared_at FROM a2_session
@@ -210,34 +239,25 @@ public final class PostgresEventStore implements EventStore {
 			.single();
 	}
 
-	/** Runs {@link #APPEND}; answers the rows it inserted, in input order (fewer when ids existed). */
+	/** Runs the append statement; answers the rows it inserted, in index order (fewer when ids existed). */
 	private List<StoredEvent> insert(String contract, String session, List<EventToStore> events) {
 		int count = events.size();
 		String[] ids = new String[count];
 		String[] types = new String[count];
 		String[] payloads = new String[count];
-		String[] causeConsumers = new String[count];
-		String[] causeLanes = new String[count];
-		Long[] causeIndexes = new Long[count];
-		Integer[] causeAttempts = new Integer[count];
 		Map<String, EventToStore> byId = new HashMap<>(count * 2);
 		boolean caused = false;
+		boolean working = false;
 		for (int i = 0; i < count; i++) {
 			EventToStore event = events.get(i);
 			ids[i] = event.id();
 			types[i] = event.type();
 			payloads[i] = event.payload();
-			Cause cause = event.cause();
-			if (cause != null) {
-				caused = true;
-				causeConsumers[i] = cause.consumer();
-				causeLanes[i] = cause.lane();
-				causeIndexes[i] = cause.index();
-				causeAttempts[i] = cause.attempt();
-			}
+			caused |= event.cause() != null;
+			working |= !event.work().isEmpty();
 			byId.put(event.id(), event);
 		}
-		StatementSpec statement = this.jdbc.sql(caused ? APPEND_WITH_CAUSES : APPEND)
+		StatementSpec statement = this.jdbc.sql(APPENDS[(caused ? 1 : 0) | (working ? 2 : 0)])
 			.param("contract", contract)
 			.param("session", session)
 			.param("count", count)
@@ -245,21 +265,71 @@ public final class PostgresEventStore implements EventStore {
 			.param("types", SqlArrays.of("text", types))
 			.param("payloads", SqlArrays.of("text", payloads));
 		if (caused) {
-			statement = statement.param("causeConsumers", SqlArrays.of("text", causeConsumers))
-				.param("causeLanes", SqlArrays.of("text", causeLanes))
-				.param("causeIndexes", SqlArrays.of("int8", causeIndexes))
-				.param("causeAttempts", SqlArrays.of("int4", causeAttempts));
+			statement = bindCauses(statement, events);
 		}
-		List<StoredEvent> inserted = statement.query((rs, row) -> {
+		if (working) {
+			statement = bindWork(statement, events);
+		}
+		List<StoredEvent> inserted = new ArrayList<>(statement.query((rs, row) -> {
 			EventToStore source = byId.get(rs.getString("id"));
 			return new StoredEvent(rs.getLong("idx"), source.id(), source.type(), source.payload(),
 					rs.getObject("created_at", OffsetDateTime.class).toInstant(), rs.getInt("clear_index"), source.cause());
-		}).list();
-		if (inserted.size() > 1) {
-			inserted = new ArrayList<>(inserted);
-			inserted.sort((a, b) -> Long.compare(a.index(), b.index()));
-		}
+		}).list());
+		inserted.sort(Comparator.comparingLong(StoredEvent::index));
 		return inserted;
+	}
+
+	private static StatementSpec bindCauses(StatementSpec statement, List<EventToStore> events) {
+		int count = events.size();
+		String[] consumers = new String[count];
+		String[] lanes = new String[count];
+		Long[] indexes = new Long[count];
+		Integer[] attempts = new Integer[count];
+		for (int i = 0; i < count; i++) {
+			Cause cause = events.get(i).cause();
+			if (cause != null) {
+				consumers[i] = cause.consumer();
+				lanes[i] = cause.lane();
+				indexes[i] = cause.index();
+				attempts[i] = cause.attempt();
+			}
+		}
+		return statement.param("causeConsumers", SqlArrays.of("text", consumers))
+			.param("causeLanes", SqlArrays.of("text", lanes))
+			.param("causeIndexes", SqlArrays.of("int8", indexes))
+			.param("causeAttempts", SqlArrays.of("int4", attempts));
+	}
+
+	private static StatementSpec bindWork(StatementSpec statement, List<EventToStore> events) {
+		List<String> workIds = new ArrayList<>();
+		List<String> workConsumers = new ArrayList<>();
+		List<String> workKeys = new ArrayList<>();
+		List<String> cursorIds = new ArrayList<>();
+		List<String> cursorConsumers = new ArrayList<>();
+		List<Boolean> cursorBackfills = new ArrayList<>();
+		List<String> cursorTypes = new ArrayList<>();
+		for (EventToStore event : events) {
+			for (WorkUnit unit : event.work()) {
+				if (unit.cursor()) {
+					cursorIds.add(event.id());
+					cursorConsumers.add(unit.consumer());
+					cursorBackfills.add(unit.backfill());
+					cursorTypes.add((unit.types() == null) ? null : SqlArrays.literal(new TreeSet<>(unit.types())));
+				}
+				else {
+					workIds.add(event.id());
+					workConsumers.add(unit.consumer());
+					workKeys.add(unit.laneKey());
+				}
+			}
+		}
+		return statement.param("workIds", SqlArrays.of("text", workIds.toArray()))
+			.param("workConsumers", SqlArrays.of("text", workConsumers.toArray()))
+			.param("workKeys", SqlArrays.of("text", workKeys.toArray()))
+			.param("cursorIds", SqlArrays.of("text", cursorIds.toArray()))
+			.param("cursorConsumers", SqlArrays.of("text", cursorConsumers.toArray()))
+			.param("cursorBackfills", SqlArrays.of("bool", cursorBackfills.toArray()))
+			.param("cursorTypes", SqlArrays.of("text", cursorTypes.toArray()));
 	}
 
 	@Override

@@ -14,6 +14,18 @@ final class SqlArrays {
 	private SqlArrays() {
 	}
 
+	/** A text array as a PostgreSQL array literal, for an array nested in another array's element. */
+	static String literal(Iterable<String> elements) {
+		StringBuilder literal = new StringBuilder("{");
+		for (String element : elements) {
+			if (literal.length() > 1) {
+				literal.append(',');
+			}
+			literal.append('"').append(element.replace("\\", "\\\\").replace("\"", "\\\"")).append('"');
+		}
+		return literal.append('}').toString();
+	}
+
 	static AbstractSqlTypeValue of(String elementType, Object[] elements) {
 		return new AbstractSqlTypeValue() {
 			@Override

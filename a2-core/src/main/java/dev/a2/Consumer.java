@@ -1,0 +1,214 @@
+package dev.a2;
+
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Objects;
+import java.util.Set;
+import java.util.function.BiPredicate;
+import java.util.regex.Pattern;
+
+import org.jspecify.annotations.Nullable;
+
+/**
+ * A named reader of every session's log of one contract, whose code A2 runs durably: claimed with a
+ * lease, retried with back-off, dead-lettered after repeated failure, and with exactly-once effects
+ * for the events it writes.
+ *
+ * <pre>{@code
+ * Consumer assistant = Consumer.builder("chat", "assistant")
+ *     .types("message.sent")
+ *     .lane(Lane.keyed((session, event) -> session))
+ *     .abortOn("stop.requested")
+ *     .run((context) -> NewEvent.of("message.sent", reply(context.event())));
+ * }</pre>
+ */
+public final class Consumer {
+
+	private static final Pattern NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._:-]{0,127}");
+
+	private final String contract;
+
+	private final String name;
+
+	private final @Nullable Set<String> types;
+
+	private final Lane lane;
+
+	private final boolean backfill;
+
+	private final List<AbortOn> abortOn;
+
+	private final Handler handler;
+
+	private Consumer(Builder builder, Handler handler) {
+		this.contract = builder.contract;
+		this.name = builder.name;
+		this.types = (builder.types != null) ? Set.copyOf(builder.types) : null;
+		this.lane = builder.lane;
+		this.backfill = builder.backfill;
+		this.abortOn = List.copyOf(builder.abortOn);
+		this.handler = handler;
+	}
+
+	/**
+	 * @param contract the name of the contract whose sessions it reads
+	 * @param name 1-128 letters, digits and {@code . _ : -}, starting with a letter or digit, unique
+	 * in the contract; names under {@code a2.} are A2's own
+	 */
+	public static Builder builder(String contract, String name) {
+		return new Builder(contract, name);
+	}
+
+	public String contract() {
+		return this.contract;
+	}
+
+	public String name() {
+		return this.name;
+	}
+
+	/** The event types it takes, or {@code null} for every type. */
+	public @Nullable Set<String> types() {
+		return this.types;
+	}
+
+	public Lane lane() {
+		return this.lane;
+	}
+
+	public boolean backfill() {
+		return this.backfill;
+	}
+
+	public List<AbortOn> abortOn() {
+		return this.abortOn;
+	}
+
+	public Handler handler() {
+		return this.handler;
+	}
+
+	/** Whether an event of this type is a unit of work for it. */
+	public boolean takes(String type) {
+		return !type.equals(dev.a2.store.EventStore.CLEAR_MARKER) && (this.types == null || this.types.contains(type));
+	}
+
+	/** Checks the definition against its contract; the message names the consumer and the fix. */
+	void check(Contract contractDefinition) {
+		if (this.types != null) {
+			for (String type : this.types) {
+				if (contractDefinition.payloadType(type) == null) {
+					throw new IllegalArgumentException("consumer '" + this.name + "' takes type '" + type + "', which contract '"
+							+ this.contract + "' does not declare; it has " + contractDefinition.events().keySet());
+				}
+			}
+		}
+		for (AbortOn abort : this.abortOn) {
+			if (contractDefinition.payloadType(abort.type()) == null) {
+				throw new IllegalArgumentException("consumer '" + this.name + "' aborts on type '" + abort.type()
+						+ "', which contract '" + this.contract + "' does not declare");
+			}
+		}
+	}
+
+	@Override
+	public String toString() {
+		return "Consumer[" + this.contract + "/" + this.name + "]";
+	}
+
+	/** The code of a consumer. */
+	@FunctionalInterface
+	public interface Handler {
+
+		/**
+		 * Runs for one unit of work. Events it returns (a {@link NewEvent}, a collection of them, or
+		 * {@code null} for none) are appended in the transaction that marks the unit done.
+		 */
+		@Nullable Object run(ConsumerContext context) throws Exception;
+
+	}
+
+	/**
+	 * An event type whose arrival later in the same session aborts a running attempt, when the
+	 * predicate over (trigger, new event) holds.
+	 */
+	public record AbortOn(String type, BiPredicate<Event, Event> when) {
+	}
+
+	/** Builds a {@link Consumer}; {@link #run(Handler)} checks the definition and builds it. */
+	public static final class Builder {
+
+		private final String contract;
+
+		private final String name;
+
+		private @Nullable Set<String> types;
+
+		private Lane lane = Lane.independent();
+
+		private boolean backfill;
+
+		private final List<AbortOn> abortOn = new ArrayList<>();
+
+		private Builder(String contract, String name) {
+			this.contract = Objects.requireNonNull(contract, "contract");
+			if (name == null || !NAME.matcher(name).matches()) {
+				throw new IllegalArgumentException("consumer name '" + name
+						+ "' must be 1-128 letters, digits and . _ : - characters, starting with a letter or digit");
+			}
+			if (name.startsWith(Contract.RESERVED_PREFIX)) {
+				throw new IllegalArgumentException("consumer name '" + name + "' starts with 'a2.', which A2 keeps for its own consumers");
+			}
+			this.name = name;
+		}
+
+		/** The event types it takes; leave out for every type. */
+		public Builder types(String... types) {
+			return types(List.of(types));
+		}
+
+		public Builder types(List<String> types) {
+			if (types.isEmpty()) {
+				throw new IllegalArgumentException("consumer '" + this.name + "' lists no types; leave types out to take every type");
+			}
+			this.types = new LinkedHashSet<>(types);
+			return this;
+		}
+
+		public Builder lane(Lane lane) {
+			this.lane = Objects.requireNonNull(lane, "lane");
+			return this;
+		}
+
+		/** Start cursors at the first event of sessions that had events before the consumer existed. */
+		public Builder backfill(boolean backfill) {
+			this.backfill = backfill;
+			return this;
+		}
+
+		/** Abort a running attempt when an event of {@code type} arrives later in its session. */
+		public Builder abortOn(String type) {
+			return abortOn(type, (trigger, arrived) -> true);
+		}
+
+		public Builder abortOn(String type, BiPredicate<Event, Event> when) {
+			this.abortOn.add(new AbortOn(type, when));
+			return this;
+		}
+
+		public Consumer run(Handler handler) {
+			Objects.requireNonNull(handler, "handler");
+			if (this.backfill && !(this.lane instanceof Lane.Fixed)) {
+				throw new IllegalArgumentException("consumer '" + this.name
+						+ "' backfills, so its lane must be a fixed string: lane(Lane.fixed(\"…\"))");
+			}
+			if (this.backfill && !this.abortOn.isEmpty()) {
+				throw new IllegalArgumentException("consumer '" + this.name + "' backfills, so it can't use abortOn");
+			}
+			return new Consumer(this, handler);
+		}
+
+	}
+
+}

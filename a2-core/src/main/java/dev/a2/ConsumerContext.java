@@ -1,0 +1,43 @@
+package dev.a2;
+
+/**
+ * What a consumer run receives: the triggering event, the attempt, the abort signal and the session.
+ */
+public final class ConsumerContext {
+
+	private final Event event;
+
+	private final int attempt;
+
+	private final AbortSignal signal;
+
+	private final RunSession session;
+
+	ConsumerContext(Event event, int attempt, AbortSignal signal, RunSession session) {
+		this.event = event;
+		this.attempt = attempt;
+		this.signal = signal;
+		this.session = session;
+	}
+
+	/** The event this unit of work is for. */
+	public Event event() {
+		return this.event;
+	}
+
+	/** 1 on the first try; each new claim of the unit counts one more. */
+	public int attempt() {
+		return this.attempt;
+	}
+
+	/** Aborted when this attempt should stop; see {@link AbortSignal}. */
+	public AbortSignal signal() {
+		return this.signal;
+	}
+
+	/** The session of the event, as seen from this run. */
+	public RunSession session() {
+		return this.session;
+	}
+
+}

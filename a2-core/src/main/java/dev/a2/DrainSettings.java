@@ -1,0 +1,59 @@
+package dev.a2;
+
+import java.time.Duration;
+
+/**
+ * How the drainer runs consumers.
+ *
+ * @param lease how long a claim holds before another instance may take the unit over
+ * @param heartbeat how often running attempts renew their leases (a third of the lease by default)
+ * @param concurrency the most consumer runs at once on this instance
+ * @param claimBatch the most units claimed in one round trip
+ * @param retryBase the back-off after the first failure; it doubles with each failure
+ * @param retryMax the longest back-off
+ * @param maxFailures failures (and attempts) after which a unit is dead-lettered
+ * @param sweepBatch the most sessions with due work one sweep starts draining
+ */
+public record DrainSettings(Duration lease, Duration heartbeat, int concurrency, int claimBatch, Duration retryBase,
+		Duration retryMax, int maxFailures, int sweepBatch) {
+
+	public static final DrainSettings DEFAULTS = new DrainSettings(Duration.ofSeconds(30), Duration.ofSeconds(10), 64, 32,
+			Duration.ofSeconds(1), Duration.ofMinutes(5), 10, 1000);
+
+	public DrainSettings {
+		if (lease.isNegative() || lease.isZero() || heartbeat.isNegative() || heartbeat.isZero()
+				|| heartbeat.compareTo(lease) >= 0) {
+			throw new IllegalArgumentException("lease must be positive and heartbeat shorter than it, were " + lease + " and " + heartbeat);
+		}
+		if (concurrency < 1 || claimBatch < 1 || maxFailures < 1 || sweepBatch < 1) {
+			throw new IllegalArgumentException("concurrency, claimBatch, maxFailures and sweepBatch must be at least 1");
+		}
+	}
+
+	/** The back-off after the {@code failures}th failure: {@code min(base × 2^(failures−1), max)}. */
+	public Duration retryDelay(int failures) {
+		double delay = this.retryBase.toMillis() * Math.pow(2, Math.max(failures - 1, 0));
+		return Duration.ofMillis((long) Math.min(delay, this.retryMax.toMillis()));
+	}
+
+	public DrainSettings withLease(Duration lease) {
+		return new DrainSettings(lease, lease.dividedBy(3), this.concurrency, this.claimBatch, this.retryBase, this.retryMax,
+				this.maxFailures, this.sweepBatch);
+	}
+
+	public DrainSettings withRetry(Duration base, Duration max) {
+		return new DrainSettings(this.lease, this.heartbeat, this.concurrency, this.claimBatch, base, max, this.maxFailures,
+				this.sweepBatch);
+	}
+
+	public DrainSettings withConcurrency(int concurrency) {
+		return new DrainSettings(this.lease, this.heartbeat, concurrency, this.claimBatch, this.retryBase, this.retryMax,
+				this.maxFailures, this.sweepBatch);
+	}
+
+	public DrainSettings withMaxFailures(int maxFailures) {
+		return new DrainSettings(this.lease, this.heartbeat, this.concurrency, this.claimBatch, this.retryBase, this.retryMax,
+				maxFailures, this.sweepBatch);
+	}
+
+}

@@ -1,0 +1,107 @@
+package dev.a2;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+
+import org.jspecify.annotations.Nullable;
+
+/**
+ * A session as a consumer run sees it. What the run writes carries its cause and derived ids, so a
+ * re-run writes nothing twice; state defaults to the state as of the triggering event.
+ */
+public final class RunSession {
+
+	private final Session session;
+
+	private final Consumer consumer;
+
+	private final Event trigger;
+
+	private final Cause cause;
+
+	RunSession(Session session, Consumer consumer, Event trigger, Cause cause) {
+		this.session = session;
+		this.consumer = consumer;
+		this.trigger = trigger;
+		this.cause = cause;
+	}
+
+	public String id() {
+		return this.session.id();
+	}
+
+	/**
+	 * Appends now (visible to readers at once). Events without an id get one derived from the
+	 * trigger, {@code name} and their position, so the same call in a re-run appends nothing new.
+	 * @param name names this append among the run's appends
+	 */
+	public List<Event> append(String name, NewEvent... events) {
+		List<NewEvent> withIds = new ArrayList<>(events.length);
+		for (int i = 0; i < events.length; i++) {
+			NewEvent event = events[i];
+			String id = (event.id() != null) ? event.id()
+					: DerivedIds.appendedEvent(this.trigger.id(), name, i, this.consumer.name());
+			withIds.add(new NewEvent(event.type(), event.payload(), id));
+		}
+		return this.session.append(withIds, this.cause, true);
+	}
+
+	/** The reducer's state as of the triggering event, however far the log has moved on. */
+	public SessionState<?> state(String reducer) {
+		return this.session.state(reducer, this.trigger.index());
+	}
+
+	public SessionState<?> state(String reducer, long through) {
+		return this.session.state(reducer, through);
+	}
+
+	public HistoryPage history(long after, int limit) {
+		return this.session.history(after, limit);
+	}
+
+	/**
+	 * Drives a fixed-lane consumer's cursor in this session past the session's head, and answers
+	 * the index it reached; see {@link Session#consume(String, long)}.
+	 */
+	public long consume(String consumerName) {
+		return this.session.server().drainer().consume(this.session, consumerName, null, this.consumer.name());
+	}
+
+	/** Drives a fixed-lane consumer's cursor in this session past {@code through}. */
+	public long consume(String consumerName, long through) {
+		return this.session.server().drainer().consume(this.session, consumerName, through, this.consumer.name());
+	}
+
+	/**
+	 * Appends {@code events} after {@code delay}. The task's id is derived from the trigger and
+	 * {@code name}, so scheduling again from a re-run is a no-op; a clear of the session cancels it.
+	 */
+	public void schedule(String name, Duration delay, NewEvent... events) {
+		schedule(name, this.session.server().clock().instant().plus(delay), events);
+	}
+
+	public void schedule(String name, Instant at, NewEvent... events) {
+		String id = DerivedIds.schedule(this.session.contract().name(), this.session.id(), this.trigger.id(), name,
+				this.trigger.clearIndex(), this.consumer.name());
+		this.session.scheduleTask(id, at, Arrays.asList(events), null, false);
+	}
+
+	/** Clears the session after {@code delay} if its last index is then still {@code ifLastIndex}. */
+	public void scheduleClear(String name, Duration delay, @Nullable Long ifLastIndex) {
+		String id = DerivedIds.scheduleClear(this.session.contract().name(), this.session.id(), this.trigger.id(), name,
+				this.trigger.clearIndex(), ifLastIndex, this.consumer.name());
+		this.session.scheduleTask(id, this.session.server().clock().instant().plus(delay), List.of(), ifLastIndex, true);
+	}
+
+	public long clear() {
+		return this.session.clear();
+	}
+
+	public long clear(long ifLastIndex) {
+		return this.session.clear(ifLastIndex);
+	}
+
+}

@@ -1,0 +1,98 @@
+package dev.a2.store;
+
+import java.time.Instant;
+import java.util.Collection;
+import java.util.List;
+import java.util.Set;
+import java.util.UUID;
+
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Consumer work: claims with leases, fenced completion and failure, dead letters and redrive,
+ * cursors, and scheduled tasks. Implementations throw {@link dev.a2.A2Exception} with
+ * {@code STORE_UNAVAILABLE} when the database cannot be reached.
+ */
+public interface WorkStore {
+
+	/**
+	 * Claims up to {@code limit} runnable units of one session (skipping units other instances hold
+	 * or are claiming): pending, due, not leased, not dead, and first in their lane.
+	 */
+	List<Claim> claim(String contract, String session, String owner, Instant now, Instant leaseUntil, int limit);
+
+	/**
+	 * Writes how attempts ended, in one transaction: each one only if it still holds its claim,
+	 * with the events a completed one returned.
+	 * @param now when, for the time a unit is dead-lettered
+	 * @return the claims that were finished; the others were superseded and changed nothing
+	 */
+	Set<UUID> finish(List<Finish> finishes, Instant now);
+
+	/** Extends the leases of attempts still running; answers the claims still held. */
+	Set<UUID> renew(Collection<Claim> claims, Instant leaseUntil);
+
+	/** Gives up claims without running them (a graceful stop): they are claimable at once. */
+	void release(Collection<Claim> claims);
+
+	/**
+	 * Dead-letters the units whose lease lapsed after their last allowed attempt.
+	 * @return how many
+	 */
+	int expireExhausted(Instant now, int maxAttempts, String error);
+
+	/** Sessions that have runnable work, at most {@code limit}. */
+	List<SessionRef> sessionsWithDueWork(Instant now, int limit);
+
+	/** Creates missing cursors of a backfilling consumer, starting after each session's latest clear. */
+	int backfill(String contract, String consumer, @Nullable Set<String> types, int limit);
+
+	/** Ends the work of the events before a clear marker: units deleted, cursors moved past it. */
+	void endBefore(String contract, String session, long markerIndex, int clearIndex);
+
+	/** A fixed-lane consumer's cursor in a session, or {@code null} when it has none. */
+	@Nullable CursorState cursor(String contract, String session, String consumer);
+
+	List<DeadLetter> deadLetters(@Nullable String contract, @Nullable String session, @Nullable String consumer,
+			int limit);
+
+	/**
+	 * Retries a dead-lettered unit with a fresh failure count, or skips it (done without running).
+	 * @return whether there was such a dead unit
+	 */
+	boolean redrive(String contract, String session, String consumer, long index, boolean retry);
+
+	/** Units not done per consumer, and the oldest due time among them. */
+	List<PendingWork> pending();
+
+	/** Stores a scheduled task unless one with its id exists. */
+	void schedule(ScheduledTask task);
+
+	/**
+	 * Takes one due task (skipping tasks other instances are taking) and runs {@code delivery} in the
+	 * same transaction, so that it is delivered exactly once.
+	 * @return whether a task was taken
+	 */
+	boolean deliverDue(Instant now, java.util.function.Consumer<ScheduledTask> delivery);
+
+	/** A session by contract and id. */
+	record SessionRef(String contract, String session) {
+	}
+
+	/** Where a cursor stands. */
+	record CursorState(long position, long target, boolean dead, @Nullable Long failedIndex) {
+	}
+
+	/** Pending units of one consumer. */
+	record PendingWork(String contract, String consumer, long pending, long dead, @Nullable Instant oldestDueAt) {
+	}
+
+	/**
+	 * A timed append (with {@code events} as a JSON array of {@code {id,type,payload}}) or a timed clear
+	 * ({@code events} null).
+	 */
+	record ScheduledTask(String contract, String session, String id, Instant dueAt, int clearIndex,
+			@Nullable String events, @Nullable Long ifLastIndex) {
+	}
+
+}

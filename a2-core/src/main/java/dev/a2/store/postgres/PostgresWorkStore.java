@@ -1,0 +1,544 @@
+package dev.a2.store.postgres;
+
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Instant;
+import java.time.OffsetDateTime;
+import java.time.ZoneOffset;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.Comparator;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.UUID;
+import java.util.function.Consumer;
+
+import javax.sql.DataSource;
+
+import dev.a2.Cause;
+import dev.a2.store.Claim;
+import dev.a2.store.DeadLetter;
+import dev.a2.store.EventStore;
+import dev.a2.store.Finish;
+import dev.a2.store.StoredEvent;
+import dev.a2.store.WorkStore;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.dao.PessimisticLockingFailureException;
+import org.springframework.jdbc.core.simple.JdbcClient;
+import org.springframework.jdbc.datasource.DataSourceTransactionManager;
+import org.springframework.transaction.PlatformTransactionManager;
+import org.springframework.transaction.support.TransactionTemplate;
+
+/**
+ * The {@link WorkStore} on PostgreSQL: tables {@code a2_work} (units of independent and keyed
+ * consumers), {@code a2_cursor} (fixed-lane cursors) and {@code a2_schedule}. The rows are created by
+ * the append that causes them ({@link PostgresEventStore}), in its transaction.
+ * <p>
+ * Claims take the runnable units of a session in one statement ({@code FOR UPDATE SKIP LOCKED}, so
+ * instances never wait for each other), each with a fresh claim token; finishing is fenced on that
+ * token, so an attempt that lost its claim can neither complete nor fail its unit.
+ */
+public final class PostgresWorkStore implements WorkStore {
+
+	private static final String EVENT_COLUMNS = """
+			e.idx, e.id, e.type, e.payload::text AS payload, e.created_at, e.clear_index,
+			e.cause_consumer, e.cause_lane, e.cause_index, e.cause_attempt""";
+
+	/** A claimable unit: not dead, due, not leased (or its lease lapsed with attempts left). */
+	private static final String RUNNABLE = """
+			NOT c.dead AND (c.due_at IS NULL OR c.due_at <= :now)
+			AND (c.lease_until IS NULL OR (c.lease_until < :now AND c.attempt < :maxAttempts))""";
+
+	private static final String CLAIM = """
+			WITH picked_units AS (
+			    SELECT c.consumer, c.idx FROM a2_work c
+			    WHERE c.contract = :contract AND c.session_id = :session AND %1$s
+			      AND (c.lane_key IS NULL OR NOT EXISTS (
+			          SELECT 1 FROM a2_work p
+			          WHERE p.contract = c.contract AND p.session_id = c.session_id AND p.consumer = c.consumer
+			            AND p.lane_key = c.lane_key AND p.idx < c.idx))
+			    ORDER BY c.idx
+			    LIMIT :limit
+			    FOR UPDATE SKIP LOCKED
+			), units AS (
+			    UPDATE a2_work w SET attempt = w.attempt + 1, claim = gen_random_uuid(), lease_until = :leaseUntil
+			    FROM picked_units p
+			    WHERE w.contract = :contract AND w.session_id = :session AND w.consumer = p.consumer AND w.idx = p.idx
+			    RETURNING w.consumer, w.idx, w.lane_key, w.attempt, w.failures, w.claim
+			), picked_cursors AS (
+			    SELECT c.consumer FROM a2_cursor c
+			    WHERE c.contract = :contract AND c.session_id = :session AND c.position < c.target AND %1$s
+			    LIMIT :limit
+			    FOR UPDATE SKIP LOCKED
+			), cursors AS (
+			    UPDATE a2_cursor k SET attempt = k.attempt + 1, claim = gen_random_uuid(), lease_until = :leaseUntil
+			    FROM picked_cursors p
+			    WHERE k.contract = :contract AND k.session_id = :session AND k.consumer = p.consumer
+			    RETURNING k.consumer, k.position, k.target, k.types, k.attempt, k.failures, k.claim
+			)
+			SELECT false AS is_cursor, u.consumer, u.lane_key, 0 AS position, 0 AS target, u.attempt, u.failures, u.claim, %2$s
+			FROM units u JOIN a2_event e ON e.contract = :contract AND e.session_id = :session AND e.idx = u.idx
+			UNION ALL
+			SELECT true, k.consumer, NULL, k.position, k.target, k.attempt, k.failures, k.claim, e.*
+			FROM cursors k LEFT JOIN LATERAL (
+			    SELECT %2$s FROM a2_event e
+			    WHERE e.contract = :contract AND e.session_id = :session AND e.idx > k.position AND e.idx <= k.target
+			      AND e.type <> '%3$s' AND (k.types IS NULL OR e.type = ANY(k.types))
+			    ORDER BY e.idx
+			    LIMIT 1
+			) e ON true""".formatted(RUNNABLE, EVENT_COLUMNS, EventStore.CLEAR_MARKER);
+
+	private static final String FINISH_UNITS = """
+			UPDATE a2_work w
+			SET failures = w.failures + 1, last_error = f.error, due_at = f.retry_at, claim = NULL, lease_until = NULL,
+			    dead = f.dead, failed_at = CASE WHEN f.dead THEN :now END
+			FROM unnest(:contracts, :sessions, :consumers, :indexes, :claims, :errors, :retryAts, :deads)
+			     AS f(contract, session_id, consumer, idx, claim, error, retry_at, dead)
+			WHERE w.contract = f.contract AND w.session_id = f.session_id AND w.consumer = f.consumer AND w.idx = f.idx
+			  AND w.claim = f.claim
+			RETURNING w.claim""";
+
+	private static final String COMPLETE_UNITS = """
+			DELETE FROM a2_work w
+			USING unnest(:contracts, :sessions, :consumers, :indexes, :claims) AS f(contract, session_id, consumer, idx, claim)
+			WHERE w.contract = f.contract AND w.session_id = f.session_id AND w.consumer = f.consumer AND w.idx = f.idx
+			  AND w.claim = f.claim
+			RETURNING w.claim""";
+
+	private static final String FINISH_CURSORS = """
+			UPDATE a2_cursor k
+			SET failures = k.failures + 1, last_error = f.error, due_at = f.retry_at, claim = NULL, lease_until = NULL,
+			    dead = f.dead, failed_idx = f.idx, failed_at = CASE WHEN f.dead THEN :now END
+			FROM unnest(:contracts, :sessions, :consumers, :indexes, :claims, :errors, :retryAts, :deads)
+			     AS f(contract, session_id, consumer, idx, claim, error, retry_at, dead)
+			WHERE k.contract = f.contract AND k.session_id = f.session_id AND k.consumer = f.consumer AND k.claim = f.claim
+			RETURNING k.claim""";
+
+	private static final String COMPLETE_CURSORS = """
+			UPDATE a2_cursor k
+			SET position = f.idx, attempt = 0, failures = 0, due_at = NULL, claim = NULL, lease_until = NULL,
+			    last_error = NULL, failed_idx = NULL, failed_at = NULL
+			FROM unnest(:contracts, :sessions, :consumers, :indexes, :claims) AS f(contract, session_id, consumer, idx, claim)
+			WHERE k.contract = f.contract AND k.session_id = f.session_id AND k.consumer = f.consumer AND k.claim = f.claim
+			RETURNING k.claim""";
+
+	private static final String RENEW = """
+			WITH units AS (
+			    UPDATE a2_work w SET lease_until = :leaseUntil
+			    FROM unnest(:contracts, :sessions, :consumers, :indexes, :claims) AS f(contract, session_id, consumer, idx, claim)
+			    WHERE w.contract = f.contract AND w.session_id = f.session_id AND w.consumer = f.consumer AND w.idx = f.idx
+			      AND w.claim = f.claim
+			    RETURNING w.claim
+			), cursors AS (
+			    UPDATE a2_cursor k SET lease_until = :leaseUntil
+			    FROM unnest(:contracts, :sessions, :consumers, :claims) AS f(contract, session_id, consumer, claim)
+			    WHERE k.contract = f.contract AND k.session_id = f.session_id AND k.consumer = f.consumer AND k.claim = f.claim
+			    RETURNING k.claim
+			)
+			SELECT claim FROM units UNION ALL SELECT claim FROM cursors""";
+
+	private static final String RELEASE = """
+			WITH units AS (
+			    UPDATE a2_work w SET claim = NULL, lease_until = NULL, attempt = w.attempt - 1
+			    FROM unnest(:claims) AS f(claim) WHERE w.claim = f.claim AND w.lease_until IS NOT NULL
+			      AND w.contract = ANY(:contracts) AND w.session_id = ANY(:sessions)
+			)
+			UPDATE a2_cursor k SET claim = NULL, lease_until = NULL, attempt = k.attempt - 1
+			FROM unnest(:claims) AS f(claim) WHERE k.claim = f.claim
+			  AND k.contract = ANY(:contracts) AND k.session_id = ANY(:sessions)""";
+
+	private static final String EXPIRE_EXHAUSTED = """
+			WITH units AS (
+			    UPDATE a2_work SET dead = true, last_error = :error, failed_at = :now, claim = NULL, lease_until = NULL
+			    WHERE lease_until < :now AND attempt >= :maxAttempts AND NOT dead
+			    RETURNING 1
+			), cursors AS (
+			    UPDATE a2_cursor k SET dead = true, last_error = :error, failed_at = :now, claim = NULL, lease_until = NULL,
+			        failed_idx = (SELECT min(e.idx) FROM a2_event e
+			                      WHERE e.contract = k.contract AND e.session_id = k.session_id AND e.idx > k.position
+			                        AND e.type <> '%s' AND (k.types IS NULL OR e.type = ANY(k.types)))
+			    WHERE lease_until < :now AND attempt >= :maxAttempts AND NOT dead
+			    RETURNING 1
+			)
+			SELECT (SELECT count(*) FROM units) + (SELECT count(*) FROM cursors)""".formatted(EventStore.CLEAR_MARKER);
+
+	private static final String DUE_SESSIONS = """
+			(SELECT c.contract, c.session_id FROM a2_work c WHERE %1$s LIMIT :limit)
+			UNION
+			(SELECT c.contract, c.session_id FROM a2_cursor c WHERE c.position < c.target AND %1$s LIMIT :limit)"""
+		.formatted(RUNNABLE);
+
+	private static final String BACKFILL = """
+			INSERT INTO a2_cursor (contract, session_id, consumer, position, target, types)
+			SELECT s.contract, s.session_id, :consumer, s.cleared_at, s.last_index, :types::text[]
+			FROM a2_session s
+			WHERE s.contract = :contract AND s.last_index > s.cleared_at
+			  AND NOT EXISTS (SELECT 1 FROM a2_cursor k
+			                  WHERE k.contract = s.contract AND k.session_id = s.session_id AND k.consumer = :consumer)
+			LIMIT :limit
+			ON CONFLICT (contract, session_id, consumer) DO NOTHING""";
+
+	private static final String END_UNITS_BEFORE = """
+			DELETE FROM a2_work WHERE contract = :contract AND session_id = :session AND idx < :marker""";
+
+	private static final String MOVE_CURSORS_PAST = """
+			UPDATE a2_cursor
+			SET position = greatest(position, :marker), target = greatest(target, :marker), attempt = 0, failures = 0,
+			    due_at = NULL, claim = NULL, lease_until = NULL, dead = false, last_error = NULL, failed_idx = NULL,
+			    failed_at = NULL
+			WHERE contract = :contract AND session_id = :session""";
+
+	private static final String CANCEL_SCHEDULES_BEFORE = """
+			DELETE FROM a2_schedule WHERE contract = :contract AND session_id = :session AND clear_index < :clearIndex""";
+
+	private static final String CURSOR = """
+			SELECT position, target, dead, failed_idx FROM a2_cursor
+			WHERE contract = :contract AND session_id = :session AND consumer = :consumer""";
+
+	private static final String DEAD_LETTERS = """
+			SELECT * FROM (
+			    SELECT w.contract, w.session_id, w.consumer, w.lane_key AS lane, w.idx, e.id, e.type, w.attempt, w.failures,
+			           w.last_error, w.failed_at
+			    FROM a2_work w JOIN a2_event e ON e.contract = w.contract AND e.session_id = w.session_id AND e.idx = w.idx
+			    WHERE w.dead %1$s
+			    UNION ALL
+			    SELECT w.contract, w.session_id, w.consumer, NULL, w.failed_idx, e.id, e.type, w.attempt, w.failures,
+			           w.last_error, w.failed_at
+			    FROM a2_cursor w JOIN a2_event e ON e.contract = w.contract AND e.session_id = w.session_id AND e.idx = w.failed_idx
+			    WHERE w.dead %1$s
+			) dead
+			ORDER BY failed_at DESC, contract, session_id, consumer
+			LIMIT :limit""".formatted("""
+			AND (CAST(:contract AS text) IS NULL OR w.contract = :contract)
+			      AND (CAST(:session AS text) IS NULL OR w.session_id = :session)
+			      AND (CAST(:consumer AS text) IS NULL OR w.consumer = :consumer)""");
+
+	private static final String RETRY_UNIT = """
+			UPDATE a2_work SET dead = false, attempt = 0, failures = 0, due_at = NULL, claim = NULL, lease_until = NULL,
+			    last_error = NULL, failed_at = NULL
+			WHERE contract = :contract AND session_id = :session AND consumer = :consumer AND idx = :index AND dead""";
+
+	private static final String SKIP_UNIT = """
+			DELETE FROM a2_work
+			WHERE contract = :contract AND session_id = :session AND consumer = :consumer AND idx = :index AND dead""";
+
+	private static final String REDRIVE_CURSOR = """
+			UPDATE a2_cursor
+			SET position = CASE WHEN :retry THEN position ELSE failed_idx END, dead = false, attempt = 0, failures = 0,
+			    due_at = NULL, claim = NULL, lease_until = NULL, last_error = NULL, failed_idx = NULL, failed_at = NULL
+			WHERE contract = :contract AND session_id = :session AND consumer = :consumer AND failed_idx = :index AND dead""";
+
+	private static final String PENDING = """
+			SELECT w.contract, w.consumer, count(*) FILTER (WHERE NOT w.dead) AS pending, count(*) FILTER (WHERE w.dead) AS dead,
+			       min(e.created_at) FILTER (WHERE NOT w.dead) AS oldest
+			FROM a2_work w JOIN a2_event e ON e.contract = w.contract AND e.session_id = w.session_id AND e.idx = w.idx
+			GROUP BY w.contract, w.consumer
+			UNION ALL
+			SELECT k.contract, k.consumer, count(*) FILTER (WHERE NOT k.dead AND k.position < k.target),
+			       count(*) FILTER (WHERE k.dead),
+			       min(e.created_at) FILTER (WHERE NOT k.dead AND k.position < k.target)
+			FROM a2_cursor k LEFT JOIN a2_event e
+			     ON e.contract = k.contract AND e.session_id = k.session_id AND e.idx = k.position + 1
+			GROUP BY k.contract, k.consumer""";
+
+	private static final String SCHEDULE = """
+			INSERT INTO a2_schedule (contract, session_id, id, due_at, clear_index, events, if_last_index)
+			VALUES (:contract, :session, :id, :dueAt, :clearIndex, CAST(:events AS jsonb), :ifLastIndex)
+			ON CONFLICT (contract, session_id, id) DO NOTHING""";
+
+	private static final String TAKE_DUE = """
+			DELETE FROM a2_schedule t
+			WHERE (t.contract, t.session_id, t.id) = (
+			    SELECT contract, session_id, id FROM a2_schedule WHERE due_at <= :now
+			    ORDER BY due_at LIMIT 1 FOR UPDATE SKIP LOCKED)
+			RETURNING t.contract, t.session_id, t.id, t.due_at, t.clear_index, t.events::text AS events, t.if_last_index""";
+
+	private final JdbcClient jdbc;
+
+	private final TransactionTemplate transactions;
+
+	private final EventStore events;
+
+	private final int maxAttempts;
+
+	/**
+	 * @param events the store that appends the events completed attempts return, in the same
+	 * transaction (it must run on the same transaction manager)
+	 * @param maxAttempts how many attempts a unit may start; a lapsed lease after the last is a dead letter
+	 */
+	public PostgresWorkStore(DataSource dataSource, PlatformTransactionManager transactionManager, EventStore events,
+			int maxAttempts) {
+		this.jdbc = JdbcClient.create(dataSource);
+		this.transactions = new TransactionTemplate(transactionManager);
+		this.events = events;
+		this.maxAttempts = maxAttempts;
+	}
+
+	public PostgresWorkStore(DataSource dataSource, EventStore events, int maxAttempts) {
+		this(dataSource, new DataSourceTransactionManager(dataSource), events, maxAttempts);
+	}
+
+	@Override
+	public List<Claim> claim(String contract, String session, String owner, Instant now, Instant leaseUntil, int limit) {
+		return StoreFailures.guard(() -> this.transactions.execute((status) -> this.jdbc.sql(CLAIM)
+			.param("contract", contract)
+			.param("session", session)
+			.param("now", time(now))
+			.param("leaseUntil", time(leaseUntil))
+			.param("maxAttempts", this.maxAttempts)
+			.param("limit", limit)
+			.query((rs, row) -> claim(contract, session, rs))
+			.list()));
+	}
+
+	@Override
+	public Set<UUID> finish(List<Finish> finishes, Instant now) {
+		if (finishes.isEmpty()) {
+			return Set.of();
+		}
+		// one order for every transaction that locks several sessions, so that two never wait on each other
+		List<Finish> sorted = new ArrayList<>(finishes);
+		sorted.sort(Comparator.comparing((Finish f) -> f.claim().contract())
+			.thenComparing((f) -> f.claim().session())
+			.thenComparing((f) -> f.claim().consumer())
+			.thenComparingLong((f) -> f.claim().index()));
+		return StoreFailures.guard(() -> {
+			for (int attempt = 1;; attempt++) {
+				try {
+					return this.transactions.execute((status) -> finishInTransaction(sorted, time(now)));
+				}
+				catch (PessimisticLockingFailureException ex) {
+					// a clear locks its session, then the work; a finish the other way round
+					if (attempt == 3) {
+						throw ex;
+					}
+				}
+			}
+		});
+	}
+
+	private Set<UUID> finishInTransaction(List<Finish> finishes, @Nullable OffsetDateTime now) {
+		Set<UUID> accepted = new HashSet<>();
+		for (boolean cursor : new boolean[] { false, true }) {
+			List<Finish> completed = finishes.stream()
+				.filter((f) -> f.claim().cursor() == cursor && f.isCompleted())
+				.toList();
+			List<Finish> failed = finishes.stream()
+				.filter((f) -> f.claim().cursor() == cursor && !f.isCompleted())
+				.toList();
+			if (!completed.isEmpty()) {
+				accepted.addAll(keys(this.jdbc.sql(cursor ? COMPLETE_CURSORS : COMPLETE_UNITS), completed)
+					.query((rs, row) -> rs.getObject("claim", UUID.class))
+					.list());
+			}
+			if (!failed.isEmpty()) {
+				accepted.addAll(keys(this.jdbc.sql(cursor ? FINISH_CURSORS : FINISH_UNITS), failed)
+					.param("errors", SqlArrays.of("text", failed.stream().map(Finish::error).toArray()))
+					.param("retryAts", SqlArrays.of("timestamptz", failed.stream().map((f) -> time(f.retryAt())).toArray()))
+					.param("deads", SqlArrays.of("bool", failed.stream().map(Finish::dead).toArray()))
+					.param("now", now)
+					.query((rs, row) -> rs.getObject("claim", UUID.class))
+					.list());
+			}
+		}
+		for (Finish finish : finishes) {
+			if (finish.isCompleted() && !finish.events().isEmpty() && accepted.contains(finish.claim().token())) {
+				this.events.append(finish.claim().contract(), finish.claim().session(), finish.events());
+			}
+		}
+		return accepted;
+	}
+
+	private static JdbcClient.StatementSpec keys(JdbcClient.StatementSpec statement, List<Finish> finishes) {
+		return statement.param("contracts", SqlArrays.of("text", finishes.stream().map((f) -> f.claim().contract()).toArray()))
+			.param("sessions", SqlArrays.of("text", finishes.stream().map((f) -> f.claim().session()).toArray()))
+			.param("consumers", SqlArrays.of("text", finishes.stream().map((f) -> f.claim().consumer()).toArray()))
+			.param("indexes", SqlArrays.of("int8", finishes.stream().map((f) -> f.claim().index()).toArray()))
+			.param("claims", SqlArrays.of("uuid", finishes.stream().map((f) -> f.claim().token()).toArray()));
+	}
+
+	@Override
+	public Set<UUID> renew(Collection<Claim> claims, Instant leaseUntil) {
+		if (claims.isEmpty()) {
+			return Set.of();
+		}
+		return StoreFailures.guard(() -> new HashSet<>(this.jdbc.sql(RENEW)
+			.param("leaseUntil", time(leaseUntil))
+			.param("contracts", SqlArrays.of("text", claims.stream().map(Claim::contract).toArray()))
+			.param("sessions", SqlArrays.of("text", claims.stream().map(Claim::session).toArray()))
+			.param("consumers", SqlArrays.of("text", claims.stream().map(Claim::consumer).toArray()))
+			.param("indexes", SqlArrays.of("int8", claims.stream().map(Claim::index).toArray()))
+			.param("claims", SqlArrays.of("uuid", claims.stream().map(Claim::token).toArray()))
+			.query((rs, row) -> rs.getObject("claim", UUID.class))
+			.list()));
+	}
+
+	@Override
+	public void release(Collection<Claim> claims) {
+		if (claims.isEmpty()) {
+			return;
+		}
+		StoreFailures.guard(() -> this.jdbc.sql(RELEASE)
+			.param("claims", SqlArrays.of("uuid", claims.stream().map(Claim::token).toArray()))
+			.param("contracts", SqlArrays.of("text", claims.stream().map(Claim::contract).distinct().toArray()))
+			.param("sessions", SqlArrays.of("text", claims.stream().map(Claim::session).distinct().toArray()))
+			.update());
+	}
+
+	@Override
+	public int expireExhausted(Instant now, int maxAttempts, String error) {
+		return StoreFailures.guard(() -> this.jdbc.sql(EXPIRE_EXHAUSTED)
+			.param("now", time(now))
+			.param("maxAttempts", maxAttempts)
+			.param("error", error)
+			.query(Long.class)
+			.single()
+			.intValue());
+	}
+
+	@Override
+	public List<SessionRef> sessionsWithDueWork(Instant now, int limit) {
+		return StoreFailures.guard(() -> this.jdbc.sql(DUE_SESSIONS)
+			.param("now", time(now))
+			.param("maxAttempts", this.maxAttempts)
+			.param("limit", limit)
+			.query((rs, row) -> new SessionRef(rs.getString("contract"), rs.getString("session_id")))
+			.list());
+	}
+
+	@Override
+	public int backfill(String contract, String consumer, @Nullable Set<String> types, int limit) {
+		return StoreFailures.guard(() -> this.jdbc.sql(BACKFILL)
+			.param("contract", contract)
+			.param("consumer", consumer)
+			.param("types", (types != null) ? SqlArrays.literal(new TreeSet<>(types)) : null, java.sql.Types.VARCHAR)
+			.param("limit", limit)
+			.update());
+	}
+
+	@Override
+	public void endBefore(String contract, String session, long markerIndex, int clearIndex) {
+		StoreFailures.guard(() -> this.transactions.execute((status) -> {
+			this.jdbc.sql(END_UNITS_BEFORE).param("contract", contract).param("session", session).param("marker", markerIndex).update();
+			this.jdbc.sql(MOVE_CURSORS_PAST).param("contract", contract).param("session", session).param("marker", markerIndex).update();
+			return this.jdbc.sql(CANCEL_SCHEDULES_BEFORE)
+				.param("contract", contract)
+				.param("session", session)
+				.param("clearIndex", clearIndex)
+				.update();
+		}));
+	}
+
+	@Override
+	public @Nullable CursorState cursor(String contract, String session, String consumer) {
+		return StoreFailures.guard(() -> this.jdbc.sql(CURSOR)
+			.param("contract", contract)
+			.param("session", session)
+			.param("consumer", consumer)
+			.query((rs, row) -> new CursorState(rs.getLong("position"), rs.getLong("target"), rs.getBoolean("dead"),
+					rs.getObject("failed_idx", Long.class)))
+			.optional()
+			.orElse(null));
+	}
+
+	@Override
+	public List<DeadLetter> deadLetters(@Nullable String contract, @Nullable String session, @Nullable String consumer,
+			int limit) {
+		return StoreFailures.guard(() -> this.jdbc.sql(DEAD_LETTERS)
+			.param("contract", contract, java.sql.Types.VARCHAR)
+			.param("session", session, java.sql.Types.VARCHAR)
+			.param("consumer", consumer, java.sql.Types.VARCHAR)
+			.param("limit", limit)
+			.query((rs, row) -> new DeadLetter(rs.getString("contract"), rs.getString("session_id"), rs.getString("consumer"),
+					rs.getString("lane"), rs.getLong("idx"), rs.getString("id"), rs.getString("type"), rs.getInt("attempt"),
+					rs.getInt("failures"), rs.getString("last_error"), instant(rs, "failed_at")))
+			.list());
+	}
+
+	@Override
+	public boolean redrive(String contract, String session, String consumer, long index, boolean retry) {
+		return StoreFailures.guard(() -> {
+			int units = this.jdbc.sql(retry ? RETRY_UNIT : SKIP_UNIT)
+				.param("contract", contract)
+				.param("session", session)
+				.param("consumer", consumer)
+				.param("index", index)
+				.update();
+			if (units > 0) {
+				return true;
+			}
+			return this.jdbc.sql(REDRIVE_CURSOR)
+				.param("contract", contract)
+				.param("session", session)
+				.param("consumer", consumer)
+				.param("index", index)
+				.param("retry", retry)
+				.update() > 0;
+		});
+	}
+
+	@Override
+	public List<PendingWork> pending() {
+		return StoreFailures.guard(() -> this.jdbc.sql(PENDING)
+			.query((rs, row) -> new PendingWork(rs.getString("contract"), rs.getString("consumer"), rs.getLong("pending"),
+					rs.getLong("dead"), (rs.getObject("oldest") != null) ? instant(rs, "oldest") : null))
+			.list());
+	}
+
+	@Override
+	public void schedule(ScheduledTask task) {
+		StoreFailures.guard(() -> this.jdbc.sql(SCHEDULE)
+			.param("contract", task.contract())
+			.param("session", task.session())
+			.param("id", task.id())
+			.param("dueAt", time(task.dueAt()))
+			.param("clearIndex", task.clearIndex())
+			.param("events", task.events(), java.sql.Types.VARCHAR)
+			.param("ifLastIndex", task.ifLastIndex(), java.sql.Types.BIGINT)
+			.update());
+	}
+
+	@Override
+	public boolean deliverDue(Instant now, Consumer<ScheduledTask> delivery) {
+		return StoreFailures.guard(() -> Boolean.TRUE.equals(this.transactions.execute((status) -> {
+			List<ScheduledTask> taken = this.jdbc.sql(TAKE_DUE)
+				.param("now", time(now))
+				.query((rs, row) -> new ScheduledTask(rs.getString("contract"), rs.getString("session_id"), rs.getString("id"),
+						instant(rs, "due_at"), rs.getInt("clear_index"), rs.getString("events"),
+						rs.getObject("if_last_index", Long.class)))
+				.list();
+			if (taken.isEmpty()) {
+				return false;
+			}
+			delivery.accept(taken.get(0));
+			return true;
+		})));
+	}
+
+	private static Claim claim(String contract, String session, ResultSet rs) throws SQLException {
+		StoredEvent event = null;
+		rs.getLong("idx");
+		if (!rs.wasNull()) {
+			String causeConsumer = rs.getString("cause_consumer");
+			Cause cause = (causeConsumer != null) ? new Cause(causeConsumer, rs.getString("cause_lane"),
+					rs.getLong("cause_index"), rs.getInt("cause_attempt")) : null;
+			event = new StoredEvent(rs.getLong("idx"), rs.getString("id"), rs.getString("type"), rs.getString("payload"),
+					instant(rs, "created_at"), rs.getInt("clear_index"), cause);
+		}
+		return new Claim(contract, session, rs.getString("consumer"), rs.getBoolean("is_cursor"), rs.getString("lane_key"),
+				event, rs.getLong("position"), rs.getLong("target"), rs.getInt("attempt"), rs.getInt("failures"),
+				rs.getObject("claim", UUID.class));
+	}
+
+	private static Instant instant(ResultSet rs, String column) throws SQLException {
+		return rs.getObject(column, OffsetDateTime.class).toInstant();
+	}
+
+	private static @Nullable OffsetDateTime time(@Nullable Instant instant) {
+		return (instant != null) ? OffsetDateTime.ofInstant(instant, ZoneOffset.UTC) : null;
+	}
+
+}
