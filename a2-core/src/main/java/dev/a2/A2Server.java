@@ -222,18 +222,13 @@ public final class A2Server implements AutoCloseable {
 			return;
 		}
 		if (task.events() == null) {
-			try {
-				if (task.ifLastIndex() != null) {
-					session.clear(task.ifLastIndex());
-				}
-				else {
-					session.clear();
-				}
+			// a clear whose condition fails is dropped; one that races an append fails the delivery, and
+			// the next sweep finds the condition failed
+			if (task.ifLastIndex() == null) {
+				session.clear();
 			}
-			catch (A2Exception ex) {
-				if (ex.code() != ErrorCode.CONFLICT) {
-					throw ex;
-				}
+			else if (head.lastIndex() == task.ifLastIndex()) {
+				session.clear(task.ifLastIndex());
 			}
 			return;
 		}

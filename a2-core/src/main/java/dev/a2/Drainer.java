@@ -28,6 +28,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import dev.a2.store.Claim;
 import dev.a2.store.Finish;
 import dev.a2.store.WorkStore;
+import dev.a2.store.WorkStore.ConsumerRef;
 import dev.a2.store.WorkStore.CursorState;
 import dev.a2.store.WorkStore.SessionRef;
 import org.apache.commons.logging.Log;
@@ -59,7 +60,10 @@ final class Drainer {
 
 	private final DrainSettings settings;
 
-	private final String owner = UUID.randomUUID().toString();
+	/** Per contract, the consumers this instance runs: it claims only their work. */
+	private final Map<String, List<String>> consumerNames = new HashMap<>();
+
+	private final List<ConsumerRef> consumerRefs = new ArrayList<>();
 
 	private final ThreadPoolExecutor loops;
 
@@ -93,6 +97,10 @@ final class Drainer {
 		this.server = server;
 		this.work = work;
 		this.settings = settings;
+		for (Consumer consumer : server.consumers()) {
+			this.consumerNames.computeIfAbsent(consumer.contract(), (c) -> new ArrayList<>()).add(consumer.name());
+			this.consumerRefs.add(new ConsumerRef(consumer.contract(), consumer.name()));
+		}
 		AtomicInteger loopThreads = new AtomicInteger();
 		this.loops = new ThreadPoolExecutor(2, 2, 0, TimeUnit.MILLISECONDS, new ArrayBlockingQueue<>(LOOP_QUEUE),
 				daemon(() -> "a2-drain-" + loopThreads.incrementAndGet()));
@@ -143,8 +151,8 @@ final class Drainer {
 				int free = Math.min(this.permits.availablePermits(), this.settings.claimBatch());
 				if (free > 0) {
 					Instant now = this.server.clock().instant();
-					claims = this.work.claim(key.contract(), key.session(), this.owner, now, now.plus(this.settings.lease()),
-							free);
+					claims = this.work.claim(key.contract(), key.session(), this.consumerNames.getOrDefault(key.contract(), List.of()),
+							now, now.plus(this.settings.lease()), free);
 				}
 				else {
 					this.starved.add(key);
@@ -485,10 +493,15 @@ final class Drainer {
 				this.work.backfill(consumer.contract(), consumer.name(), consumer.types(), this.settings.sweepBatch());
 			}
 		}
-		while (!this.stopping && this.work.deliverDue(now, this.server::deliver)) {
-			// one task per transaction, each exactly once
+		try {
+			while (!this.stopping && this.work.deliverDue(now, this.server::deliver)) {
+				// one task per transaction, each exactly once
+			}
 		}
-		List<SessionRef> due = this.work.sessionsWithDueWork(now, this.settings.sweepBatch());
+		catch (RuntimeException ex) {
+			logger.warn("Could not deliver a scheduled task; the next sweep tries again", ex);
+		}
+		List<SessionRef> due = this.work.sessionsWithDueWork(now, this.consumerRefs, this.settings.sweepBatch());
 		due.forEach((s) -> request(s.contract(), s.session()));
 		return due.size();
 	}

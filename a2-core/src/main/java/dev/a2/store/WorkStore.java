@@ -16,10 +16,13 @@ import org.jspecify.annotations.Nullable;
 public interface WorkStore {
 
 	/**
-	 * Claims up to {@code limit} runnable units of one session (skipping units other instances hold
-	 * or are claiming): pending, due, not leased, not dead, and first in their lane.
+	 * Claims up to {@code limit} runnable units of one session's {@code consumers} (skipping units other
+	 * instances hold or are claiming): pending, due, not leased, not dead, and first in their lane.
+	 * An instance claims only the work of consumers it runs, so instances of different versions can
+	 * share a database.
 	 */
-	List<Claim> claim(String contract, String session, String owner, Instant now, Instant leaseUntil, int limit);
+	List<Claim> claim(String contract, String session, Collection<String> consumers, Instant now, Instant leaseUntil,
+			int limit);
 
 	/**
 	 * Writes how attempts ended, in one transaction: each one only if it still holds its claim,
@@ -41,8 +44,8 @@ public interface WorkStore {
 	 */
 	int expireExhausted(Instant now, int maxAttempts, String error);
 
-	/** Sessions that have runnable work, at most {@code limit}. */
-	List<SessionRef> sessionsWithDueWork(Instant now, int limit);
+	/** Sessions that have runnable work of these consumers, at most {@code limit}. */
+	List<SessionRef> sessionsWithDueWork(Instant now, Collection<ConsumerRef> consumers, int limit);
 
 	/** Creates missing cursors of a backfilling consumer, starting after each session's latest clear. */
 	int backfill(String contract, String consumer, @Nullable Set<String> types, int limit);
@@ -77,6 +80,10 @@ public interface WorkStore {
 
 	/** A session by contract and id. */
 	record SessionRef(String contract, String session) {
+	}
+
+	/** A consumer by contract and name. */
+	record ConsumerRef(String contract, String consumer) {
 	}
 
 	/** Where a cursor stands. */

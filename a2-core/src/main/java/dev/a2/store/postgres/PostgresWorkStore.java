@@ -55,7 +55,7 @@ public final class PostgresWorkStore implements WorkStore {
 	private static final String CLAIM = """
 			WITH picked_units AS (
 			    SELECT c.consumer, c.idx FROM a2_work c
-			    WHERE c.contract = :contract AND c.session_id = :session AND %1$s
+			    WHERE c.contract = :contract AND c.session_id = :session AND c.consumer = ANY(:consumers) AND %1$s
 			      AND (c.lane_key IS NULL OR NOT EXISTS (
 			          SELECT 1 FROM a2_work p
 			          WHERE p.contract = c.contract AND p.session_id = c.session_id AND p.consumer = c.consumer
@@ -70,7 +70,8 @@ public final class PostgresWorkStore implements WorkStore {
 			    RETURNING w.consumer, w.idx, w.lane_key, w.attempt, w.failures, w.claim
 			), picked_cursors AS (
 			    SELECT c.consumer FROM a2_cursor c
-			    WHERE c.contract = :contract AND c.session_id = :session AND c.position < c.target AND %1$s
+			    WHERE c.contract = :contract AND c.session_id = :session AND c.consumer = ANY(:consumers)
+			      AND c.position < c.target AND %1$s
 			    LIMIT :limit
 			    FOR UPDATE SKIP LOCKED
 			), cursors AS (
@@ -166,10 +167,12 @@ public final class PostgresWorkStore implements WorkStore {
 			SELECT (SELECT count(*) FROM units) + (SELECT count(*) FROM cursors)""".formatted(EventStore.CLEAR_MARKER);
 
 	private static final String DUE_SESSIONS = """
-			(SELECT c.contract, c.session_id FROM a2_work c WHERE %1$s LIMIT :limit)
+			WITH mine AS (SELECT * FROM unnest(:contracts, :consumers) AS m(contract, consumer))
+			(SELECT c.contract, c.session_id FROM a2_work c JOIN mine m ON m.contract = c.contract AND m.consumer = c.consumer
+			 WHERE %1$s LIMIT :limit)
 			UNION
-			(SELECT c.contract, c.session_id FROM a2_cursor c WHERE c.position < c.target AND %1$s LIMIT :limit)"""
-		.formatted(RUNNABLE);
+			(SELECT c.contract, c.session_id FROM a2_cursor c JOIN mine m ON m.contract = c.contract AND m.consumer = c.consumer
+			 WHERE c.position < c.target AND %1$s LIMIT :limit)""".formatted(RUNNABLE);
 
 	private static final String BACKFILL = """
 			INSERT INTO a2_cursor (contract, session_id, consumer, position, target, types)
@@ -282,10 +285,12 @@ public final class PostgresWorkStore implements WorkStore {
 	}
 
 	@Override
-	public List<Claim> claim(String contract, String session, String owner, Instant now, Instant leaseUntil, int limit) {
+	public List<Claim> claim(String contract, String session, Collection<String> consumers, Instant now,
+			Instant leaseUntil, int limit) {
 		return StoreFailures.guard(() -> this.transactions.execute((status) -> this.jdbc.sql(CLAIM)
 			.param("contract", contract)
 			.param("session", session)
+			.param("consumers", SqlArrays.of("text", consumers.toArray()))
 			.param("now", time(now))
 			.param("leaseUntil", time(leaseUntil))
 			.param("maxAttempts", this.maxAttempts)
@@ -400,8 +405,10 @@ public final class PostgresWorkStore implements WorkStore {
 	}
 
 	@Override
-	public List<SessionRef> sessionsWithDueWork(Instant now, int limit) {
+	public List<SessionRef> sessionsWithDueWork(Instant now, Collection<ConsumerRef> consumers, int limit) {
 		return StoreFailures.guard(() -> this.jdbc.sql(DUE_SESSIONS)
+			.param("contracts", SqlArrays.of("text", consumers.stream().map(ConsumerRef::contract).toArray()))
+			.param("consumers", SqlArrays.of("text", consumers.stream().map(ConsumerRef::consumer).toArray()))
 			.param("now", time(now))
 			.param("maxAttempts", this.maxAttempts)
 			.param("limit", limit)

@@ -1,0 +1,450 @@
+package dev.a2;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.time.OffsetDateTime;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+
+import dev.a2.TestContracts.MessageSent;
+import dev.a2.TestContracts.Note;
+import dev.a2.store.DeadLetter;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+import static dev.a2.TestContracts.message;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+class DrainIntegrationTests {
+
+	private final DrainTestSupport support = new DrainTestSupport("drain");
+
+	@AfterEach
+	void halt() {
+		this.support.close();
+	}
+
+	private static NewEvent note(String text) {
+		return NewEvent.of("note", new Note(text));
+	}
+
+	@Test
+	void independentConsumerRunsEachEventAndCommitsWhatItReturns() {
+		Consumer echo = Consumer.builder("chat", "echo")
+			.types("message.sent")
+			.run((context) -> note("echo of " + context.event().payload(MessageSent.class).text()));
+		A2Server server = this.support.server(echo);
+		Session session = server.session("chat", A2TestSupport.newSessionId());
+		List<Event> sent = session.append(message("a"), message("b"), message("c"));
+
+		await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> assertThat(notes(session)).hasSize(3));
+		List<Event> notes = notes(session);
+		assertThat(notes).extracting((e) -> e.payload(Note.class).text())
+			.containsExactlyInAnyOrder("echo of a", "echo of b", "echo of c");
+		for (Event trigger : sent) {
+			String derived = DerivedIds.returnedEvent(trigger.id(), 0, "echo");
+			Event written = notes.stream().filter((n) -> n.id().equals(derived)).findFirst().orElseThrow();
+			assertThat(written.cause()).isEqualTo(new Cause("echo", null, trigger.index(), 1));
+		}
+		await().untilAsserted(() -> assertThat(this.support.count("SELECT count(*) FROM a2_work")).isZero());
+	}
+
+	@Test
+	void keyedLanesRunInIndexOrderPerKeyAndKeysRunConcurrently() {
+		Map<String, List<Long>> seen = new ConcurrentHashMap<>();
+		Consumer perAuthor = Consumer.builder("chat", "per-author")
+			.types("message.sent")
+			.lane(Lane.keyed((input) -> ((MessageSent) input.payload()).author()))
+			.run((context) -> {
+				MessageSent sent = context.event().payload(MessageSent.class);
+				seen.computeIfAbsent(sent.author(), (k) -> new CopyOnWriteArrayList<>()).add(context.event().index());
+				return null;
+			});
+		A2Server server = this.support.server(perAuthor);
+		Session session = server.session("chat", A2TestSupport.newSessionId());
+		for (int i = 0; i < 60; i++) {
+			session.append(NewEvent.of("message.sent", new MessageSent("m" + i, "author-" + (i % 3))));
+		}
+		await().atMost(Duration.ofSeconds(20))
+			.untilAsserted(() -> assertThat(seen.values().stream().mapToInt(List::size).sum()).isEqualTo(60));
+		assertThat(seen).hasSize(3);
+		seen.values().forEach((indexes) -> assertThat(indexes).isSorted().doesNotHaveDuplicates().hasSize(20));
+	}
+
+	@Test
+	void fixedLaneCursorWalksItsTypesInOrder() {
+		List<Long> seen = new CopyOnWriteArrayList<>();
+		Consumer projection = Consumer.builder("chat", "projection")
+			.types("message.sent")
+			.lane(Lane.fixed("projection"))
+			.run((context) -> {
+				seen.add(context.event().index());
+				return null;
+			});
+		A2Server server = this.support.server(projection);
+		Session session = server.session("chat", A2TestSupport.newSessionId());
+		List<Long> expected = new ArrayList<>();
+		for (int i = 0; i < 30; i++) {
+			Event event = session.append((i % 3 == 0) ? note("skip") : message("m" + i)).get(0);
+			if (event.type().equals("message.sent")) {
+				expected.add(event.index());
+			}
+		}
+		await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> assertThat(seen).hasSameSizeAs(expected));
+		assertThat(seen).containsExactlyElementsOf(expected);
+		assertThat(session.consume("projection")).isEqualTo(30);
+	}
+
+	@Test
+	void backfillStartsAtTheFirstEventAndOtherCursorsAtTheHeadTheyFirstSee() {
+		A2Server before = this.support.server();
+		Session old = before.session("chat", A2TestSupport.newSessionId());
+		old.append(message("1"), message("2"));
+
+		List<Long> backfilled = new CopyOnWriteArrayList<>();
+		List<Long> fromHead = new CopyOnWriteArrayList<>();
+		Consumer backfill = Consumer.builder("chat", "backfill").lane(Lane.fixed("all")).backfill(true).run((context) -> {
+			backfilled.add(context.event().index());
+			return null;
+		});
+		Consumer late = Consumer.builder("chat", "late").lane(Lane.fixed("late")).run((context) -> {
+			fromHead.add(context.event().index());
+			return null;
+		});
+		A2Server server = this.support.server(backfill, late);
+		server.sweep();
+		await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> assertThat(backfilled).containsExactly(1L, 2L));
+
+		server.session("chat", old.id()).append(message("3"));
+		await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> {
+			assertThat(backfilled).containsExactly(1L, 2L, 3L);
+			assertThat(fromHead).containsExactly(3L);
+		});
+	}
+
+	@Test
+	void aRerunAppendsNothingTwice() {
+		AtomicInteger attempts = new AtomicInteger();
+		Consumer flaky = Consumer.builder("chat", "flaky").types("message.sent").run((context) -> {
+			context.session().append("progress", note("started"), note("halfway"));
+			if (attempts.incrementAndGet() == 1) {
+				throw new IllegalStateException("crashed after appending");
+			}
+			return note("done");
+		});
+		A2Server server = this.support.server(flaky);
+		Session session = server.session("chat", A2TestSupport.newSessionId());
+		session.append(message("go"));
+		await().atMost(Duration.ofSeconds(20)).until(() -> attempts.get() == 1 && failures(session.id(), "flaky") == 1);
+
+		this.support.clock.advance(Duration.ofSeconds(1));
+		server.sweep();
+		await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> assertThat(notes(session)).hasSize(3));
+		assertThat(notes(session)).extracting((e) -> e.payload(Note.class).text())
+			.containsExactly("started", "halfway", "done");
+		assertThat(notes(session).get(0).cause().attempt()).isEqualTo(1);
+		assertThat(notes(session).get(2).cause().attempt()).isEqualTo(2);
+	}
+
+	@Test
+	void failuresBackOffByTheFormulaThenDeadLetterBlockTheLaneAndRedriveResumes() {
+		AtomicInteger runs = new AtomicInteger();
+		AtomicReference<Boolean> healthy = new AtomicReference<>(false);
+		List<Long> done = new CopyOnWriteArrayList<>();
+		Consumer strict = Consumer.builder("chat", "strict")
+			.types("message.sent")
+			.lane(Lane.keyed((input) -> "one-lane"))
+			.run((context) -> {
+				runs.incrementAndGet();
+				if (!healthy.get() && context.event().payload(MessageSent.class).text().equals("poison")) {
+					throw new IllegalArgumentException("cannot digest " + context.event().index());
+				}
+				done.add(context.event().index());
+				return null;
+			});
+		A2Server server = this.support.server(strict);
+		Session session = server.session("chat", A2TestSupport.newSessionId());
+		session.append(message("poison"));
+		session.append(message("after"));
+
+		for (int failure = 1; failure <= 10; failure++) {
+			int expected = failure;
+			await().atMost(Duration.ofSeconds(20)).until(() -> failures(session.id(), "strict") == expected);
+			Instant failedAt = this.support.clock.instant();
+			if (failure < 10) {
+				Duration backOff = Duration.ofSeconds(1).multipliedBy(1L << (failure - 1));
+				assertThat(dueAt(session.id(), "strict", 1)).as("retry after failure %d", failure).isEqualTo(failedAt.plus(backOff));
+				this.support.clock.advance(backOff);
+				server.sweep();
+			}
+		}
+		List<DeadLetter> dead = server.deadLetters("chat", session.id(), null, 10);
+		assertThat(dead).singleElement().satisfies((letter) -> {
+			assertThat(letter.consumer()).isEqualTo("strict");
+			assertThat(letter.lane()).isEqualTo("one-lane");
+			assertThat(letter.index()).isEqualTo(1);
+			assertThat(letter.failures()).isEqualTo(10);
+			assertThat(letter.attempts()).isEqualTo(10);
+			assertThat(letter.lastError()).isEqualTo("IllegalArgumentException: cannot digest 1");
+			assertThat(letter.failedAt()).isEqualTo(this.support.clock.instant());
+		});
+		assertThat(server.deadLetters(null, null, null, 10)).hasSize(1);
+		this.support.clock.advance(Duration.ofHours(1));
+		server.sweep();
+		assertThat(runs.get()).isEqualTo(10);
+		assertThat(done).as("the lane waits behind its dead letter").isEmpty();
+
+		healthy.set(true);
+		assertThat(server.redrive("chat", session.id(), "strict", 1, RedriveAction.RETRY)).isTrue();
+		await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> assertThat(done).containsExactly(1L, 2L));
+		assertThat(server.deadLetters("chat", session.id(), null, 10)).isEmpty();
+		assertThat(server.redrive("chat", session.id(), "strict", 1, RedriveAction.RETRY)).isFalse();
+	}
+
+	@Test
+	void skipUnblocksTheLaneAndNonRetriableDeadLettersAtOnce() {
+		List<Long> done = new CopyOnWriteArrayList<>();
+		Consumer strict = Consumer.builder("chat", "strict")
+			.types("message.sent")
+			.lane(Lane.fixed("projection"))
+			.run((context) -> {
+				if (context.event().payload(MessageSent.class).text().equals("poison")) {
+					throw new NonRetriableException("never");
+				}
+				done.add(context.event().index());
+				return null;
+			});
+		A2Server server = this.support.server(strict);
+		Session session = server.session("chat", A2TestSupport.newSessionId());
+		session.append(message("poison"), message("after"));
+		await().atMost(Duration.ofSeconds(20))
+			.untilAsserted(() -> assertThat(server.deadLetters("chat", session.id(), "strict", 10)).singleElement()
+				.satisfies((letter) -> {
+					assertThat(letter.failures()).isEqualTo(1);
+					assertThat(letter.lane()).isEqualTo("projection");
+					assertThat(letter.lastError()).isEqualTo("NonRetriableException: never");
+				}));
+		assertThatThrownBy(() -> session.consume("strict")).isInstanceOf(A2Exception.class)
+			.extracting((ex) -> ((A2Exception) ex).code())
+			.isEqualTo(ErrorCode.CONSUMER_DEAD_LETTERED);
+		assertThat(done).isEmpty();
+
+		assertThat(server.redrive("chat", session.id(), "strict", 1, RedriveAction.SKIP)).isTrue();
+		assertThat(session.consume("strict")).isEqualTo(2);
+		assertThat(done).containsExactly(2L);
+	}
+
+	@Test
+	void abortOnAbortsARunningAttemptAndEndsItsUnit() throws Exception {
+		CountDownLatch started = new CountDownLatch(1);
+		AtomicReference<A2Exception> reason = new AtomicReference<>();
+		AtomicInteger runs = new AtomicInteger();
+		Consumer replier = Consumer.builder("chat", "replier")
+			.types("message.sent")
+			.abortOn("note", (trigger, arrived) -> arrived.payload(Note.class).text().equals("stop"))
+			.run((context) -> {
+				runs.incrementAndGet();
+				started.countDown();
+				try {
+					new CountDownLatch(1).await(60, TimeUnit.SECONDS);
+				}
+				catch (InterruptedException ex) {
+					reason.set(context.signal().reason());
+				}
+				return note("a reply that must not be committed");
+			});
+		A2Server server = this.support.server(replier);
+		Session session = server.session("chat", A2TestSupport.newSessionId());
+		session.append(message("long question"));
+		assertThat(started.await(20, TimeUnit.SECONDS)).isTrue();
+
+		session.append(note("not yet"));
+		session.append(note("stop"));
+		await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> {
+			assertThat(reason.get()).isNotNull();
+			assertThat(this.support.count("SELECT count(*) FROM a2_work WHERE session_id = ?", session.id())).isZero();
+		});
+		assertThat(reason.get().code()).isEqualTo(ErrorCode.ABORTED);
+		assertThat(reason.get().getMessage()).contains("event 3 of type 'note'");
+		this.support.clock.advance(Duration.ofHours(1));
+		server.sweep();
+		assertThat(notes(session)).extracting((e) -> e.payload(Note.class).text()).containsExactly("not yet", "stop");
+		assertThat(runs.get()).isEqualTo(1);
+	}
+
+	@Test
+	void clearAbortsRunningAttemptsAndItsPendingUnitsNeverRun() throws Exception {
+		CountDownLatch started = new CountDownLatch(1);
+		AtomicReference<A2Exception> reason = new AtomicReference<>();
+		List<String> ran = new CopyOnWriteArrayList<>();
+		Consumer slow = Consumer.builder("chat", "slow")
+			.types("message.sent")
+			.lane(Lane.keyed((input) -> "one"))
+			.run((context) -> {
+				ran.add(context.event().payload(MessageSent.class).text());
+				started.countDown();
+				if (context.event().index() == 1) {
+					try {
+						new CountDownLatch(1).await(60, TimeUnit.SECONDS);
+					}
+					catch (InterruptedException ex) {
+						reason.set(context.signal().reason());
+					}
+				}
+				return note("reply to " + context.event().index());
+			});
+		A2Server server = this.support.server(slow);
+		Session session = server.session("chat", A2TestSupport.newSessionId());
+		session.append(message("first"), message("second"), message("third"));
+		assertThat(started.await(20, TimeUnit.SECONDS)).isTrue();
+
+		long marker = session.clear();
+		await().atMost(Duration.ofSeconds(20)).until(() -> reason.get() != null);
+		assertThat(reason.get().code()).isEqualTo(ErrorCode.ABORTED);
+		session.append(message("after the clear"));
+		await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> assertThat(ran).contains("after the clear"));
+		this.support.clock.advance(Duration.ofHours(1));
+		server.sweep();
+		await().atMost(Duration.ofSeconds(20)).until(() -> notes(session).size() == 1);
+		assertThat(ran).containsExactly("first", "after the clear");
+		assertThat(notes(session)).singleElement().satisfies((n) -> assertThat(n.payload(Note.class).text()).isEqualTo("reply to " + (marker + 1)));
+	}
+
+	@Test
+	void consumeReadsYourWritesAndRefusesSelfAndCycles() {
+		Map<String, Integer> counts = new ConcurrentHashMap<>();
+		AtomicReference<Throwable> cycle = new AtomicReference<>();
+		Consumer counter = Consumer.builder("chat", "counter").types("message.sent").lane(Lane.fixed("count")).run((context) -> {
+			counts.merge(context.session().id(), 1, Integer::sum);
+			return null;
+		});
+		Consumer selfish = Consumer.builder("chat", "selfish").types("note").lane(Lane.fixed("self")).run((context) -> {
+			if (context.event().payload(Note.class).text().equals("self")) {
+				try {
+					context.session().consume("selfish");
+				}
+				catch (IllegalStateException ex) {
+					cycle.set(ex);
+				}
+			}
+			return null;
+		});
+		A2Server server = this.support.server(counter, selfish);
+		Session session = server.session("chat", A2TestSupport.newSessionId());
+		for (int i = 0; i < 5; i++) {
+			session.append(message("m" + i));
+			assertThat(session.consume("counter")).isGreaterThanOrEqualTo(i + 1);
+			assertThat(counts.get(session.id())).isEqualTo(i + 1);
+		}
+		assertThat(session.consume("counter", 2)).isGreaterThanOrEqualTo(2);
+		assertThatThrownBy(() -> session.consume("nope")).isInstanceOf(IllegalArgumentException.class);
+
+		session.append(note("self"));
+		await().atMost(Duration.ofSeconds(20)).until(() -> cycle.get() != null);
+		assertThat(cycle.get()).hasMessageContaining("may not consume itself");
+	}
+
+	@Test
+	void consumersWaitingOnEachOtherFailAtOnce() {
+		AtomicReference<Throwable> cycle = new AtomicReference<>();
+		CountDownLatch aWaiting = new CountDownLatch(1);
+		Consumer a = Consumer.builder("chat", "a").types("message.sent").lane(Lane.fixed("a")).run((context) -> {
+			aWaiting.countDown();
+			context.session().consume("b");
+			return null;
+		});
+		Consumer b = Consumer.builder("chat", "b").types("note").lane(Lane.fixed("b")).run((context) -> {
+			aWaiting.await(20, TimeUnit.SECONDS);
+			try {
+				context.session().consume("a");
+			}
+			catch (IllegalStateException ex) {
+				cycle.set(ex);
+			}
+			return null;
+		});
+		A2Server server = this.support.server(a, b);
+		Session session = server.session("chat", A2TestSupport.newSessionId());
+		session.append(note("b first"), message("then a"));
+		await().atMost(Duration.ofSeconds(20)).until(() -> cycle.get() != null);
+		assertThat(cycle.get()).hasMessageContaining("wait on each other").hasMessageContaining("b").hasMessageContaining("a");
+	}
+
+	@Test
+	void scheduledAppendIsDeliveredOnceAcrossInstancesAndAClearCancelsIt() {
+		Consumer scheduler = Consumer.builder("chat", "scheduler").types("message.sent").run((context) -> {
+			context.session().schedule("follow-up", Duration.ofMinutes(5), note("five minutes later"));
+			context.session().schedule("follow-up", Duration.ofMinutes(5), note("five minutes later"));
+			return null;
+		});
+		A2Server first = this.support.server(scheduler);
+		A2Server second = this.support.server(scheduler);
+		Session kept = first.session("chat", A2TestSupport.newSessionId());
+		Session cleared = first.session("chat", A2TestSupport.newSessionId());
+		kept.append(message("hello"));
+		cleared.append(message("hello"));
+		await().atMost(Duration.ofSeconds(20)).until(() -> this.support.count("SELECT count(*) FROM a2_schedule WHERE session_id IN (?, ?)", kept.id(), cleared.id()) == 2);
+		cleared.clear();
+		first.sweep();
+		assertThat(notes(kept)).isEmpty();
+
+		this.support.clock.advance(Duration.ofMinutes(5));
+		Thread sweeper = new Thread(second::sweep);
+		sweeper.start();
+		first.sweep();
+		await().atMost(Duration.ofSeconds(20)).until(() -> !sweeper.isAlive());
+		assertThat(notes(kept)).extracting((e) -> e.payload(Note.class).text()).containsExactly("five minutes later");
+		assertThat(notes(cleared)).isEmpty();
+		assertThat(this.support.count("SELECT count(*) FROM a2_schedule")).isZero();
+	}
+
+	@Test
+	void scheduledClearHappensOnlyIfTheSessionStayedIdle() {
+		A2Server server = this.support.server(Consumer.builder("chat", "idle").types("note").run((context) -> null));
+		Session idle = server.session("chat", A2TestSupport.newSessionId());
+		Session busy = server.session("chat", A2TestSupport.newSessionId());
+		idle.append(message("a"));
+		busy.append(message("a"));
+		idle.scheduleClear("expire", this.support.clock.instant().plus(Duration.ofMinutes(30)), 1L);
+		busy.scheduleClear("expire", this.support.clock.instant().plus(Duration.ofMinutes(30)), 1L);
+		busy.append(message("b"));
+
+		this.support.clock.advance(Duration.ofMinutes(31));
+		server.sweep();
+		assertThat(idle.history(0, 10).events()).isEmpty();
+		assertThat(idle.history(0, 10).head()).isEqualTo(2);
+		assertThat(busy.history(0, 10).events()).hasSize(2);
+	}
+
+	private List<Event> notes(Session session) {
+		return session.history(0, 1000).events().stream().filter((e) -> e.type().equals("note")).toList();
+	}
+
+	private long failures(String session, String consumer) {
+		return this.support.count("""
+				SELECT coalesce(max(failures), 0) FROM (
+				  SELECT failures FROM a2_work WHERE session_id = ? AND consumer = ?
+				  UNION ALL SELECT failures FROM a2_cursor WHERE session_id = ? AND consumer = ?) f""", session, consumer, session,
+				consumer);
+	}
+
+	private Instant dueAt(String session, String consumer, long index) {
+		return this.support.jdbc()
+			.sql("SELECT due_at FROM a2_work WHERE session_id = ? AND consumer = ? AND idx = ?")
+			.params(session, consumer, index)
+			.query(OffsetDateTime.class)
+			.single()
+			.toInstant();
+	}
+
+}
