@@ -100,7 +100,7 @@ public final class PostgresWorkStore implements WorkStore {
 			     AS f(contract, session_id, consumer, idx, claim, error, retry_at, dead)
 			WHERE w.contract = f.contract AND w.session_id = f.session_id AND w.consumer = f.consumer AND w.idx = f.idx
 			  AND w.claim = f.claim
-			RETURNING w.claim""";
+			RETURNING f.claim""";
 
 	private static final String COMPLETE_UNITS = """
 			DELETE FROM a2_work w
@@ -116,7 +116,7 @@ public final class PostgresWorkStore implements WorkStore {
 			FROM unnest(:contracts, :sessions, :consumers, :indexes, :claims, :errors, :retryAts, :deads)
 			     AS f(contract, session_id, consumer, idx, claim, error, retry_at, dead)
 			WHERE k.contract = f.contract AND k.session_id = f.session_id AND k.consumer = f.consumer AND k.claim = f.claim
-			RETURNING k.claim""";
+			RETURNING f.claim""";
 
 	private static final String COMPLETE_CURSORS = """
 			UPDATE a2_cursor k
@@ -124,7 +124,17 @@ public final class PostgresWorkStore implements WorkStore {
 			    last_error = NULL, failed_idx = NULL, failed_at = NULL
 			FROM unnest(:contracts, :sessions, :consumers, :indexes, :claims) AS f(contract, session_id, consumer, idx, claim)
 			WHERE k.contract = f.contract AND k.session_id = f.session_id AND k.consumer = f.consumer AND k.claim = f.claim
-			RETURNING k.claim""";
+			RETURNING f.claim""";
+
+	/**
+	 * Locks, in one order, the sessions a finish appends to: appends lock a session and then its
+	 * cursor rows, so a finish must not hold a cursor row while it waits for a session.
+	 */
+	private static final String LOCK_SESSIONS = """
+			SELECT s.contract, s.session_id FROM a2_session s
+			JOIN unnest(:contracts, :sessions) AS f(contract, session_id) ON s.contract = f.contract AND s.session_id = f.session_id
+			ORDER BY s.contract, s.session_id
+			FOR UPDATE OF s""";
 
 	private static final String RENEW = """
 			WITH units AS (
@@ -143,11 +153,11 @@ public final class PostgresWorkStore implements WorkStore {
 
 	private static final String RELEASE = """
 			WITH units AS (
-			    UPDATE a2_work w SET claim = NULL, lease_until = NULL, attempt = w.attempt - 1
+			    UPDATE a2_work w SET claim = NULL, lease_until = NULL
 			    FROM unnest(:claims) AS f(claim) WHERE w.claim = f.claim AND w.lease_until IS NOT NULL
 			      AND w.contract = ANY(:contracts) AND w.session_id = ANY(:sessions)
 			)
-			UPDATE a2_cursor k SET claim = NULL, lease_until = NULL, attempt = k.attempt - 1
+			UPDATE a2_cursor k SET claim = NULL, lease_until = NULL
 			FROM unnest(:claims) AS f(claim) WHERE k.claim = f.claim
 			  AND k.contract = ANY(:contracts) AND k.session_id = ANY(:sessions)""";
 
@@ -316,7 +326,7 @@ public final class PostgresWorkStore implements WorkStore {
 					return this.transactions.execute((status) -> finishInTransaction(sorted, time(now)));
 				}
 				catch (PessimisticLockingFailureException ex) {
-					// a clear locks its session, then the work; a finish the other way round
+					// every writer locks a session before its work rows, so this is a last resort
 					if (attempt == 3) {
 						throw ex;
 					}
@@ -327,6 +337,17 @@ public final class PostgresWorkStore implements WorkStore {
 
 	private Set<UUID> finishInTransaction(List<Finish> finishes, @Nullable OffsetDateTime now) {
 		Set<UUID> accepted = new HashSet<>();
+		List<Claim> appending = finishes.stream()
+			.filter((f) -> f.isCompleted() && !f.events().isEmpty())
+			.map(Finish::claim)
+			.toList();
+		if (!appending.isEmpty()) {
+			this.jdbc.sql(LOCK_SESSIONS)
+				.param("contracts", SqlArrays.of("text", appending.stream().map(Claim::contract).toArray()))
+				.param("sessions", SqlArrays.of("text", appending.stream().map(Claim::session).toArray()))
+				.query((rs) -> {
+				});
+		}
 		for (boolean cursor : new boolean[] { false, true }) {
 			List<Finish> completed = finishes.stream()
 				.filter((f) -> f.claim().cursor() == cursor && f.isCompleted())

@@ -1,0 +1,248 @@
+package dev.a2;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+
+import dev.a2.TestContracts.MessageSent;
+import dev.a2.TestContracts.Note;
+import dev.a2.store.DeadLetter;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+import static dev.a2.TestContracts.message;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * What a user cares about when instances crash, stall or share the work: every event processed, no
+ * effect twice, order kept within a lane.
+ */
+class DrainFaultIntegrationTests {
+
+	private static final int SESSIONS = Integer.getInteger("a2.test.sessions", 100);
+
+	/** Each of the two writers appends one event to every session per round: 100 × 50 × 2 = 10,000. */
+	private static final int ROUNDS = Integer.getInteger("a2.test.rounds", 50);
+
+	private static final long EVENTS = 2L * SESSIONS * ROUNDS;
+
+	private final DrainTestSupport support = new DrainTestSupport("faults");
+
+	@AfterEach
+	void halt() {
+		this.support.close();
+	}
+
+	private static NewEvent note(String text) {
+		return NewEvent.of("note", new Note(text));
+	}
+
+	@Test
+	void twoInstancesDrainTenThousandEventsOnceEachInOrder() throws Exception {
+		Map<String, List<Long>> perKey = new ConcurrentHashMap<>();
+		Map<String, List<Long>> perCursor = new ConcurrentHashMap<>();
+		AtomicInteger keyedRuns = new AtomicInteger();
+		AtomicInteger cursorRuns = new AtomicInteger();
+		Consumer keyed = Consumer.builder("chat", "keyed")
+			.types("message.sent")
+			.lane(Lane.keyed((input) -> input.session() + "/" + ((MessageSent) input.payload()).author()))
+			.run((context) -> {
+				keyedRuns.incrementAndGet();
+				perKey.computeIfAbsent(context.session().id() + "/" + context.event().payload(MessageSent.class).author(),
+						(k) -> new CopyOnWriteArrayList<>()).add(context.event().index());
+				return note("keyed " + context.event().index());
+			});
+		Consumer cursor = Consumer.builder("chat", "cursor")
+			.types("message.sent")
+			.lane(Lane.fixed("projection"))
+			.run((context) -> {
+				cursorRuns.incrementAndGet();
+				perCursor.computeIfAbsent(context.session().id(), (k) -> new CopyOnWriteArrayList<>()).add(context.event().index());
+				return note("cursor " + context.event().index());
+			});
+		A2Server first = this.support.server(keyed, cursor);
+		A2Server second = this.support.server(keyed, cursor);
+
+		List<String> sessions = new ArrayList<>();
+		for (int s = 0; s < SESSIONS; s++) {
+			sessions.add("s-" + s);
+		}
+		// both instances append, so both start drains; each also sweeps now and then
+		List<Thread> writers = new ArrayList<>();
+		for (A2Server server : List.of(first, second)) {
+			Thread writer = new Thread(() -> {
+				for (int round = 0; round < ROUNDS; round++) {
+					for (String session : sessions) {
+						List<NewEvent> batch = List.of(NewEvent.of("message.sent", new MessageSent("m", "a" + (round % 2))));
+						server.session("chat", session).append(batch);
+					}
+					if (round % 10 == 0) {
+						server.sweep();
+					}
+				}
+			});
+			writer.start();
+			writers.add(writer);
+		}
+		for (Thread writer : writers) {
+			writer.join(120_000);
+		}
+		await().atMost(Duration.ofSeconds(120)).pollInterval(Duration.ofMillis(200)).untilAsserted(() -> {
+			first.sweep();
+			second.sweep();
+			assertThat(this.support.count("SELECT count(*) FROM a2_event WHERE type = 'note'")).isEqualTo(2 * EVENTS);
+		});
+		assertThat(this.support.count("SELECT count(*) FROM a2_event WHERE type = 'message.sent'")).isEqualTo(EVENTS);
+		assertThat(this.support.count("SELECT count(*) FROM a2_work")).isZero();
+		assertThat(this.support.count("SELECT count(*) FROM a2_cursor WHERE position <> target")).isZero();
+		assertThat(keyedRuns.get()).as("keyed runs (a run may repeat only after a lost claim)").isEqualTo(EVENTS);
+		assertThat(cursorRuns.get()).isEqualTo(EVENTS);
+		perKey.values().forEach((indexes) -> assertThat(indexes).isSorted().doesNotHaveDuplicates());
+		perCursor.values().forEach((indexes) -> assertThat(indexes).isSorted().doesNotHaveDuplicates().hasSize(2 * ROUNDS));
+		assertThat(perKey).hasSize(SESSIONS * 2);
+	}
+
+	@Test
+	void crashMidRunIsTakenOverAfterTheLeaseWithEffectsOnce() throws Exception {
+		CountDownLatch started = new CountDownLatch(1);
+		AtomicInteger attempts = new AtomicInteger();
+		Consumer worker = Consumer.builder("chat", "worker").types("message.sent").run((context) -> {
+			context.session().append("effect", note("charged the card"));
+			if (attempts.incrementAndGet() == 1) {
+				started.countDown();
+				new CountDownLatch(1).await(60, TimeUnit.SECONDS);
+			}
+			return note("receipt");
+		});
+		A2Server crashing = this.support.server(worker);
+		Session session = crashing.session("chat", A2TestSupport.newSessionId());
+		session.append(message("pay"));
+		assertThat(started.await(20, TimeUnit.SECONDS)).isTrue();
+		crashing.halt();
+
+		A2Server survivor = this.support.server(worker);
+		assertThat(survivor.sweep()).as("the lease still holds").isZero();
+		this.support.clock.advance(DrainTestSupport.LEASE.plusSeconds(1));
+		survivor.sweep();
+		await().atMost(Duration.ofSeconds(20))
+			.untilAsserted(() -> assertThat(noteTexts(session)).containsExactly("charged the card", "receipt"));
+		assertThat(attempts.get()).isEqualTo(2);
+		assertThat(session.history(0, 10).events().get(2).cause().attempt()).isEqualTo(2);
+	}
+
+	@Test
+	void aZombieAttemptCanNeitherCompleteNorCommitWhatItReturns() throws Exception {
+		CountDownLatch zombieStarted = new CountDownLatch(1);
+		CountDownLatch releaseZombie = new CountDownLatch(1);
+		AtomicReference<A2Exception> zombieReason = new AtomicReference<>();
+		Consumer worker = Consumer.builder("chat", "worker").types("message.sent").run((context) -> {
+			if (context.attempt() == 1) {
+				zombieStarted.countDown();
+				releaseZombie.await(60, TimeUnit.SECONDS);
+				context.signal().onAbort(() -> zombieReason.set(context.signal().reason()));
+				return note("from the zombie");
+			}
+			return note("from the takeover");
+		});
+		A2Server stalled = this.support.server(worker);
+		A2Server other = this.support.server(worker);
+		Session session = stalled.session("chat", A2TestSupport.newSessionId());
+		session.append(message("work"));
+		assertThat(zombieStarted.await(20, TimeUnit.SECONDS)).isTrue();
+
+		this.support.clock.advance(DrainTestSupport.LEASE.plusSeconds(1));
+		other.sweep();
+		await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> assertThat(noteTexts(session)).containsExactly("from the takeover"));
+
+		releaseZombie.countDown();
+		await().atMost(Duration.ofSeconds(20)).until(() -> zombieReason.get() != null);
+		assertThat(zombieReason.get().code()).isEqualTo(ErrorCode.SUPERSEDED_ATTEMPT);
+		assertThat(noteTexts(session)).containsExactly("from the takeover");
+		assertThat(this.support.count("SELECT count(*) FROM a2_work")).isZero();
+	}
+
+	@Test
+	void attemptsThatKeepDyingAreDeadLetteredWhenTakeoverWouldExceedTheLimit() throws Exception {
+		DrainSettings settings = DrainSettings.DEFAULTS.withLease(DrainTestSupport.LEASE).withMaxFailures(3);
+		AtomicInteger attempts = new AtomicInteger();
+		Consumer hanging = Consumer.builder("chat", "hanging").types("message.sent").run((context) -> {
+			attempts.incrementAndGet();
+			new CountDownLatch(1).await(60, TimeUnit.SECONDS);
+			return null;
+		});
+		Session session = null;
+		for (int attempt = 1; attempt <= 3; attempt++) {
+			A2Server server = this.support.server(settings, hanging);
+			if (session == null) {
+				session = server.session("chat", A2TestSupport.newSessionId());
+				session.append(message("hang"));
+			}
+			else {
+				this.support.clock.advance(DrainTestSupport.LEASE.plusSeconds(1));
+				server.sweep();
+			}
+			int expected = attempt;
+			await().atMost(Duration.ofSeconds(20)).until(() -> attempts.get() == expected);
+			server.halt();
+		}
+		A2Server last = this.support.server(settings, hanging);
+		this.support.clock.advance(DrainTestSupport.LEASE.plusSeconds(1));
+		last.sweep();
+		List<DeadLetter> dead = last.deadLetters("chat", session.id(), "hanging", 10);
+		assertThat(dead).singleElement().satisfies((letter) -> {
+			assertThat(letter.attempts()).isEqualTo(3);
+			assertThat(letter.failures()).isZero();
+			assertThat(letter.lastError()).isEqualTo("every attempt ended before it finished");
+		});
+		assertThat(attempts.get()).isEqualTo(3);
+	}
+
+	@Test
+	void gracefulStopLetsRunsFinishThenReleasesTheRestForAnotherInstanceAtOnce() throws Exception {
+		List<String> finished = new CopyOnWriteArrayList<>();
+		Consumer mixed = Consumer.builder("chat", "mixed").types("message.sent").run((context) -> {
+			String text = context.event().payload(MessageSent.class).text();
+			if (context.attempt() == 1 && text.equals("stuck")) {
+				new CountDownLatch(1).await(60, TimeUnit.SECONDS);
+				return note("never");
+			}
+			finished.add(text + "@" + context.attempt());
+			return note(text + " done");
+		});
+		A2Server stopping = A2TestSupport.server(this.support.dataSource)
+			.clock(this.support.clock)
+			.drain(DrainSettings.DEFAULTS.withLease(DrainTestSupport.LEASE))
+			.stopGrace(Duration.ofMillis(500))
+			.consumer(mixed)
+			.build();
+		Session session = stopping.session("chat", A2TestSupport.newSessionId());
+		session.append(message("stuck"));
+		session.append(message("quick"));
+		await().atMost(Duration.ofSeconds(20)).until(() -> finished.contains("quick@1"));
+
+		stopping.close();
+		assertThat(this.support.count("SELECT count(*) FROM a2_work WHERE claim IS NOT NULL")).as("released").isZero();
+		A2Server other = this.support.server(mixed);
+		other.sweep();
+		await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> assertThat(finished).contains("stuck@2"));
+		assertThat(noteTexts(session)).containsExactlyInAnyOrder("quick done", "stuck done");
+	}
+
+	private List<String> noteTexts(Session session) {
+		return session.history(0, 1000)
+			.events()
+			.stream()
+			.filter((e) -> e.type().equals("note"))
+			.map((e) -> e.payload(Note.class).text())
+			.toList();
+	}
+
+}
