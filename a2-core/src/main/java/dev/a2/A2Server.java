@@ -77,7 +77,8 @@ public final class A2Server implements AutoCloseable {
 		this.transactions = transactions;
 		this.payloads = new PayloadBinder(builder.jsonMapper, builder.payloadValidator);
 		this.state = new StateReader(events, snapshots, builder.jsonMapper, builder.snapshotEvery, builder.stateCacheSize);
-		this.drainer = (work != null && !builder.consumers.isEmpty()) ? new Drainer(this, work, builder.drain) : null;
+		this.drainer = (work != null && !builder.consumers.isEmpty() && builder.runConsumers)
+				? new Drainer(this, work, builder.drain) : null;
 	}
 
 	public static Builder builder() {
@@ -285,6 +286,8 @@ public final class A2Server implements AutoCloseable {
 
 		private Duration stopGrace = Duration.ofSeconds(10);
 
+		private boolean runConsumers = true;
+
 		private Builder() {
 		}
 
@@ -363,6 +366,15 @@ public final class A2Server implements AutoCloseable {
 		/** The clock of leases, back-offs and schedules. */
 		public Builder clock(Clock clock) {
 			this.clock = Objects.requireNonNull(clock, "clock");
+			return this;
+		}
+
+		/**
+		 * Whether this instance runs the consumers (true by default). An instance that does not still
+		 * creates their work when it appends, for the instances that do.
+		 */
+		public Builder runConsumers(boolean runConsumers) {
+			this.runConsumers = runConsumers;
 			return this;
 		}
 

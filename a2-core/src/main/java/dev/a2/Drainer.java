@@ -26,6 +26,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import dev.a2.store.Claim;
+import dev.a2.store.EventToStore;
+import dev.a2.store.StoredEvent;
 import dev.a2.store.Finish;
 import dev.a2.store.WorkStore;
 import dev.a2.store.WorkStore.ConsumerRef;
@@ -184,12 +186,13 @@ final class Drainer {
 	}
 
 	private void start(Claim claim) {
+		if (claim.events().isEmpty()) {
+			// a cursor with no matching event left moves to its target
+			this.done.add(new Done(new Running(claim, null, new AbortSignal()), Finish.completed(claim, List.of(), claim.target())));
+			return;
+		}
 		Consumer consumer = this.server.consumer(claim.contract(), claim.consumer());
-		if (consumer == null || claim.event() == null) {
-			// a cursor with no matching event left moves to its target; an unknown consumer's unit waits
-			if (claim.event() == null) {
-				this.done.add(new Done(new Running(claim, null, new AbortSignal()), Finish.completed(claim, List.of())));
-			}
+		if (consumer == null) {
 			return;
 		}
 		this.permits.acquireUninterruptibly();
@@ -204,25 +207,50 @@ final class Drainer {
 		}
 	}
 
+	/**
+	 * Runs the claim's events in order (one for a unit, a run of them for a cursor) and decides how the
+	 * attempt ended: the events that completed commit with their returned events, and a failure stops
+	 * the run at its event.
+	 */
 	private void execute(Running run) {
 		Claim claim = run.claim;
-		Finish finish;
+		Finish finish = null;
 		run.signal.bind(Thread.currentThread());
 		try {
 			Session session = this.server.session(claim.contract(), claim.session());
-			Event event = this.server.payloads.event(session.contract(), claim.event());
-			Cause cause = new Cause(run.consumer.name(), laneOf(run.consumer, claim), event.index(), claim.attempt());
-			ConsumerContext context = new ConsumerContext(event, claim.attempt(), run.signal,
-					new RunSession(session, run.consumer, event, cause));
-			Object result = run.consumer.handler().run(context);
-			List<NewEvent> returned = returnedEvents(result, run.consumer);
-			finish = Finish.completed(claim, session.prepare(derivedIds(returned, event, run.consumer), cause, true));
-			if (run.signal.isAborted()) {
-				finish = abortedFinish(run);
+			List<EventToStore> returned = new ArrayList<>();
+			long through = claim.cursor() ? claim.position() : claim.index() - 1;
+			for (StoredEvent stored : claim.events()) {
+				Event event = this.server.payloads.event(session.contract(), stored);
+				run.current = event;
+				Cause cause = new Cause(run.consumer.name(), laneOf(run.consumer, claim), event.index(), claim.attempt());
+				try {
+					ConsumerContext context = new ConsumerContext(event, claim.attempt(), run.signal,
+							new RunSession(session, run.consumer, event, cause));
+					Object result = run.consumer.handler().run(context);
+					if (!run.signal.isAborted()) {
+						returned.addAll(session.prepare(derivedIds(returnedEvents(result, run.consumer), event, run.consumer), cause, true));
+					}
+				}
+				catch (Throwable ex) {
+					if (!run.signal.isAborted()) {
+						finish = failed(run, ex, returned, through, event.index());
+						break;
+					}
+				}
+				if (run.signal.isAborted()) {
+					// abortOn ends the unit of the event it aborted; any other abort writes nothing
+					A2Exception reason = run.signal.reason();
+					boolean ended = reason != null && reason.code() == ErrorCode.ABORTED && !run.lost;
+					finish = ended ? Finish.completed(claim, returned, event.index()) : null;
+					break;
+				}
+				through = event.index();
+				finish = Finish.completed(claim, returned, through);
 			}
 		}
-		catch (Throwable ex) {
-			finish = run.signal.isAborted() ? abortedFinish(run) : failed(run, ex);
+		catch (RuntimeException ex) {
+			finish = run.signal.isAborted() ? null : failed(run, ex, List.of(), claim.cursor() ? claim.position() : claim.index(), claim.index());
 		}
 		finally {
 			run.signal.bind(null);
@@ -236,27 +264,22 @@ final class Drainer {
 		this.done.add(new Done(run, finish));
 	}
 
-	/** An attempt aborted by abortOn ends its unit; one aborted for any other reason writes nothing. */
-	private @Nullable Finish abortedFinish(Running run) {
-		A2Exception reason = run.signal.reason();
-		return (reason != null && reason.code() == ErrorCode.ABORTED && !run.lost) ? Finish.completed(run.claim, List.of())
-				: null;
-	}
-
-	private Finish failed(Running run, Throwable ex) {
+	private Finish failed(Running run, Throwable ex, List<EventToStore> returned, long through, long failedIndex) {
 		int failures = run.claim.failures() + 1;
 		boolean dead = failures >= this.settings.maxFailures() || ex instanceof NonRetriableException;
 		Instant retryAt = this.server.clock().instant().plus(this.settings.retryDelay(failures));
 		String error = ex.getClass().getSimpleName() + ": " + ex.getMessage();
 		if (!dead) {
-			logger.debug("Consumer '" + run.consumer.name() + "' failed on event " + run.claim.index() + " of session '"
+			logger.debug("Consumer '" + run.consumer.name() + "' failed on event " + failedIndex + " of session '"
 					+ run.claim.session() + "' (failure " + failures + "), retrying at " + retryAt, ex);
 		}
 		else {
-			logger.warn("Consumer '" + run.consumer.name() + "' dead-lettered event " + run.claim.index() + " of session '"
+			logger.warn("Consumer '" + run.consumer.name() + "' dead-lettered event " + failedIndex + " of session '"
 					+ run.claim.session() + "' after " + failures + " failure(s)", ex);
 		}
-		return Finish.failed(run.claim, error, retryAt, dead);
+		// a unit's index is its key; a cursor keeps what completed before the failure
+		return Finish.failed(run.claim, returned, run.claim.cursor() ? through : run.claim.index(), error, failedIndex,
+				retryAt, dead);
 	}
 
 	private static @Nullable String laneOf(Consumer consumer, Claim claim) {
@@ -375,13 +398,13 @@ final class Drainer {
 	void abortOn(String contract, String session, Event arrived) {
 		for (Running run : this.running.values()) {
 			Claim claim = run.claim;
-			if (run.consumer == null || !claim.contract().equals(contract) || !claim.session().equals(session)
-					|| claim.event() == null || claim.index() >= arrived.index()) {
+			Event trigger = run.current;
+			if (run.consumer == null || trigger == null || !claim.contract().equals(contract) || !claim.session().equals(session)
+					|| trigger.index() >= arrived.index()) {
 				continue;
 			}
 			for (Consumer.AbortOn abort : run.consumer.abortOn()) {
 				if (abort.type().equals(arrived.type())) {
-					Event trigger = this.server.payloads.event(this.server.contract(contract), claim.event());
 					if (abort.when().test(trigger, arrived)) {
 						run.signal.abort(new A2Exception(ErrorCode.ABORTED,
 								"event " + arrived.index() + " of type '" + arrived.type() + "' arrived"));
@@ -601,6 +624,9 @@ final class Drainer {
 		final AbortSignal signal;
 
 		volatile boolean lost;
+
+		/** The event being run (a cursor runs several in turn). */
+		volatile @Nullable Event current;
 
 		Running(Claim claim, @Nullable Consumer consumer, AbortSignal signal) {
 			this.claim = claim;

@@ -139,7 +139,7 @@ public final class Session {
 
 	/** The consumer work a new event creates: a unit per independent or keyed consumer, a cursor move per fixed one. */
 	private List<WorkUnit> workFor(String eventId, String type, Object payload) {
-		if (this.server.drainerIfAny() == null) {
+		if (this.server.work == null) {
 			return List.of();
 		}
 		List<WorkUnit> work = new ArrayList<>();

@@ -106,6 +106,33 @@ class DrainIntegrationTests {
 	}
 
 	@Test
+	void aCursorFailingMidRunKeepsWhatCompletedBeforeAndResumesAtTheFailure() {
+		AtomicInteger failuresLeft = new AtomicInteger(1);
+		List<Long> seen = new CopyOnWriteArrayList<>();
+		Consumer projection = Consumer.builder("chat", "projection")
+			.types("message.sent")
+			.lane(Lane.fixed("projection"))
+			.run((context) -> {
+				seen.add(context.event().index());
+				if (context.event().index() == 3 && failuresLeft.getAndDecrement() > 0) {
+					throw new IllegalStateException("not now");
+				}
+				return note("projected " + context.event().index());
+			});
+		A2Server server = this.support.server(projection);
+		Session session = server.session("chat", A2TestSupport.newSessionId());
+		session.append(message("1"), message("2"), message("3"), message("4"), message("5"));
+		await().atMost(Duration.ofSeconds(20)).until(() -> failures(session.id(), "projection") == 1);
+		assertThat(notes(session)).extracting((e) -> e.payload(Note.class).text()).containsExactly("projected 1", "projected 2");
+		assertThat(this.support.count("SELECT position FROM a2_cursor WHERE session_id = ?", session.id())).isEqualTo(2);
+
+		this.support.clock.advance(Duration.ofSeconds(1));
+		server.sweep();
+		await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> assertThat(notes(session)).hasSize(5));
+		assertThat(seen).containsExactly(1L, 2L, 3L, 3L, 4L, 5L);
+	}
+
+	@Test
 	void backfillStartsAtTheFirstEventAndOtherCursorsAtTheHeadTheyFirstSee() {
 		A2Server before = this.support.server();
 		Session old = before.session("chat", A2TestSupport.newSessionId());

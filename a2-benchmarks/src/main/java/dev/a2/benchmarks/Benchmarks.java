@@ -77,7 +77,7 @@ public final class Benchmarks {
 			.start(); HikariDataSource dataSource = new HikariDataSource()) {
 			dataSource.setJdbcUrl(postgres.getJdbcUrl("postgres", "postgres"));
 			dataSource.setUsername("postgres");
-			dataSource.setMaximumPoolSize(WRITERS * 2);
+			dataSource.setMaximumPoolSize(24);
 			PostgresSchema.migrate(dataSource);
 			JdbcClient jdbc = JdbcClient.create(dataSource);
 			Table table = new Table(String.format(Locale.ROOT,
@@ -86,7 +86,12 @@ public final class Benchmarks {
 					jdbc.sql("SHOW synchronous_commit").query(String.class).single(),
 					jdbc.sql("SHOW fsync").query(String.class).single(), Runtime.getRuntime().availableProcessors(),
 					WRITERS, ROUNDS, ROUND_MILLIS / 1000));
-			new Benchmarks(dataSource).run(table);
+			if (args.length == 0 || !args[0].equals("drain")) {
+				new Benchmarks(dataSource).run(table);
+			}
+			if (args.length == 0 || !args[0].equals("append")) {
+				new DrainBenchmarks(dataSource).run(table);
+			}
 			table.print();
 		}
 	}

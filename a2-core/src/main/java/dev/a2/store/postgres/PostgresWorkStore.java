@@ -9,7 +9,9 @@ import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Comparator;
 import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.UUID;
@@ -89,8 +91,9 @@ public final class PostgresWorkStore implements WorkStore {
 			    WHERE e.contract = :contract AND e.session_id = :session AND e.idx > k.position AND e.idx <= k.target
 			      AND e.type <> '%3$s' AND (k.types IS NULL OR e.type = ANY(k.types))
 			    ORDER BY e.idx
-			    LIMIT 1
-			) e ON true""".formatted(RUNNABLE, EVENT_COLUMNS, EventStore.CLEAR_MARKER);
+			    LIMIT :cursorBatch
+			) e ON true
+			ORDER BY 1, 2, idx""".formatted(RUNNABLE, EVENT_COLUMNS, EventStore.CLEAR_MARKER);
 
 	private static final String FINISH_UNITS = """
 			UPDATE a2_work w
@@ -111,10 +114,10 @@ public final class PostgresWorkStore implements WorkStore {
 
 	private static final String FINISH_CURSORS = """
 			UPDATE a2_cursor k
-			SET failures = k.failures + 1, last_error = f.error, due_at = f.retry_at, claim = NULL, lease_until = NULL,
-			    dead = f.dead, failed_idx = f.idx, failed_at = CASE WHEN f.dead THEN :now END
-			FROM unnest(:contracts, :sessions, :consumers, :indexes, :claims, :errors, :retryAts, :deads)
-			     AS f(contract, session_id, consumer, idx, claim, error, retry_at, dead)
+			SET position = f.idx, failures = k.failures + 1, last_error = f.error, due_at = f.retry_at, claim = NULL,
+			    lease_until = NULL, dead = f.dead, failed_idx = f.failed_idx, failed_at = CASE WHEN f.dead THEN :now END
+			FROM unnest(:contracts, :sessions, :consumers, :indexes, :claims, :errors, :retryAts, :deads, :failedIndexes)
+			     AS f(contract, session_id, consumer, idx, claim, error, retry_at, dead, failed_idx)
 			WHERE k.contract = f.contract AND k.session_id = f.session_id AND k.consumer = f.consumer AND k.claim = f.claim
 			RETURNING f.claim""";
 
@@ -269,6 +272,9 @@ public final class PostgresWorkStore implements WorkStore {
 			    ORDER BY due_at LIMIT 1 FOR UPDATE SKIP LOCKED)
 			RETURNING t.contract, t.session_id, t.id, t.due_at, t.clear_index, t.events::text AS events, t.if_last_index""";
 
+	/** The most events a cursor runs in one claim: one claim and one finish for a run of a projection. */
+	private static final int CURSOR_BATCH = 16;
+
 	private final JdbcClient jdbc;
 
 	private final TransactionTemplate transactions;
@@ -305,8 +311,20 @@ public final class PostgresWorkStore implements WorkStore {
 			.param("leaseUntil", time(leaseUntil))
 			.param("maxAttempts", this.maxAttempts)
 			.param("limit", limit)
-			.query((rs, row) -> claim(contract, session, rs))
-			.list()));
+			.param("cursorBatch", CURSOR_BATCH)
+			.query((ResultSet rs) -> {
+				Map<UUID, Claim> claims = new LinkedHashMap<>();
+				while (rs.next()) {
+					Claim row = claim(contract, session, rs);
+					claims.merge(row.token(), row, (a, b) -> {
+						List<StoredEvent> events = new ArrayList<>(a.events());
+						events.addAll(b.events());
+						return new Claim(a.contract(), a.session(), a.consumer(), a.cursor(), a.laneKey(), events, a.position(),
+								a.target(), a.attempt(), a.failures(), a.token());
+					});
+				}
+				return new ArrayList<>(claims.values());
+			})));
 	}
 
 	@Override
@@ -338,7 +356,7 @@ public final class PostgresWorkStore implements WorkStore {
 	private Set<UUID> finishInTransaction(List<Finish> finishes, @Nullable OffsetDateTime now) {
 		Set<UUID> accepted = new HashSet<>();
 		List<Claim> appending = finishes.stream()
-			.filter((f) -> f.isCompleted() && !f.events().isEmpty())
+			.filter((f) -> !f.events().isEmpty())
 			.map(Finish::claim)
 			.toList();
 		if (!appending.isEmpty()) {
@@ -361,7 +379,12 @@ public final class PostgresWorkStore implements WorkStore {
 					.list());
 			}
 			if (!failed.isEmpty()) {
-				accepted.addAll(keys(this.jdbc.sql(cursor ? FINISH_CURSORS : FINISH_UNITS), failed)
+				JdbcClient.StatementSpec statement = keys(this.jdbc.sql(cursor ? FINISH_CURSORS : FINISH_UNITS), failed);
+				if (cursor) {
+					statement = statement.param("failedIndexes",
+							SqlArrays.of("int8", failed.stream().map(Finish::failedIndex).toArray()));
+				}
+				accepted.addAll(statement
 					.param("errors", SqlArrays.of("text", failed.stream().map(Finish::error).toArray()))
 					.param("retryAts", SqlArrays.of("timestamptz", failed.stream().map((f) -> time(f.retryAt())).toArray()))
 					.param("deads", SqlArrays.of("bool", failed.stream().map(Finish::dead).toArray()))
@@ -371,7 +394,7 @@ public final class PostgresWorkStore implements WorkStore {
 			}
 		}
 		for (Finish finish : finishes) {
-			if (finish.isCompleted() && !finish.events().isEmpty() && accepted.contains(finish.claim().token())) {
+			if (!finish.events().isEmpty() && accepted.contains(finish.claim().token())) {
 				this.events.append(finish.claim().contract(), finish.claim().session(), finish.events());
 			}
 		}
@@ -382,7 +405,7 @@ public final class PostgresWorkStore implements WorkStore {
 		return statement.param("contracts", SqlArrays.of("text", finishes.stream().map((f) -> f.claim().contract()).toArray()))
 			.param("sessions", SqlArrays.of("text", finishes.stream().map((f) -> f.claim().session()).toArray()))
 			.param("consumers", SqlArrays.of("text", finishes.stream().map((f) -> f.claim().consumer()).toArray()))
-			.param("indexes", SqlArrays.of("int8", finishes.stream().map((f) -> f.claim().index()).toArray()))
+			.param("indexes", SqlArrays.of("int8", finishes.stream().map(Finish::through).toArray()))
 			.param("claims", SqlArrays.of("uuid", finishes.stream().map((f) -> f.claim().token()).toArray()));
 	}
 
@@ -557,7 +580,7 @@ public final class PostgresWorkStore implements WorkStore {
 					instant(rs, "created_at"), rs.getInt("clear_index"), cause);
 		}
 		return new Claim(contract, session, rs.getString("consumer"), rs.getBoolean("is_cursor"), rs.getString("lane_key"),
-				event, rs.getLong("position"), rs.getLong("target"), rs.getInt("attempt"), rs.getInt("failures"),
+				(event != null) ? List.of(event) : List.of(), rs.getLong("position"), rs.getLong("target"), rs.getInt("attempt"), rs.getInt("failures"),
 				rs.getObject("claim", UUID.class));
 	}
 
