@@ -10,6 +10,7 @@ import java.util.UUID;
 
 import dev.a2.store.EventToStore;
 import dev.a2.store.StoredEvent;
+import dev.a2.store.StoreFailures;
 import dev.a2.store.StoredPage;
 import dev.a2.store.WorkStore;
 import dev.a2.store.WorkUnit;
@@ -249,13 +250,13 @@ public final class Session {
 	}
 
 	private long clearIf(@Nullable Long ifLastIndex) {
-		StoredEvent marker = this.server.transactions.execute((status) -> {
+		StoredEvent marker = StoreFailures.guard(() -> this.server.transactions.execute((status) -> {
 			StoredEvent cleared = this.server.events.clear(this.contract.name(), this.id, ifLastIndex);
 			if (this.server.work != null) {
 				this.server.work.endBefore(this.contract.name(), this.id, cleared.index(), cleared.clearIndex() + 1);
 			}
 			return cleared;
-		});
+		}));
 		Drainer drainer = this.server.drainerIfAny();
 		if (drainer != null) {
 			drainer.abortCleared(this.contract.name(), this.id, marker.index());

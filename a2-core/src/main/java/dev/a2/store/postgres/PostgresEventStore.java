@@ -16,6 +16,7 @@ import javax.sql.DataSource;
 import dev.a2.A2Exception;
 import dev.a2.Cause;
 import dev.a2.ErrorCode;
+import dev.a2.store.StoreFailures;
 import dev.a2.store.EventStore;
 import dev.a2.store.EventToStore;
 import dev.a2.store.SessionHead;

@@ -4,6 +4,7 @@ import java.util.List;
 
 import javax.sql.DataSource;
 
+import dev.a2.store.StoreFailures;
 import dev.a2.store.SnapshotStore;
 import org.jspecify.annotations.Nullable;
 

@@ -20,6 +20,7 @@ import java.util.function.Consumer;
 import javax.sql.DataSource;
 
 import dev.a2.Cause;
+import dev.a2.store.StoreFailures;
 import dev.a2.store.Claim;
 import dev.a2.store.DeadLetter;
 import dev.a2.store.EventStore;

@@ -1,4 +1,4 @@
-package dev.a2.store.postgres;
+package dev.a2.store;
 
 import java.sql.SQLException;
 import java.util.function.Supplier;
@@ -13,13 +13,14 @@ import org.springframework.transaction.TransactionSystemException;
 /**
  * Turns "the database cannot be reached" into {@code STORE_UNAVAILABLE}, whatever layer noticed it
  * (the pool, the driver, the transaction manager); every other failure passes through unchanged.
+ * For store implementations, and for A2's own transactions that span stores.
  */
-final class StoreFailures {
+public final class StoreFailures {
 
 	private StoreFailures() {
 	}
 
-	static <T> T guard(Supplier<T> work) {
+	public static <T> T guard(Supplier<T> work) {
 		try {
 			return work.get();
 		}
@@ -32,7 +33,7 @@ final class StoreFailures {
 		}
 	}
 
-	static boolean isUnavailable(Throwable ex) {
+	public static boolean isUnavailable(Throwable ex) {
 		for (Throwable t = ex; t != null; t = t.getCause()) {
 			if (t instanceof DataAccessResourceFailureException || t instanceof TransientDataAccessResourceException
 					|| t instanceof CannotCreateTransactionException || t instanceof TransactionSystemException) {
