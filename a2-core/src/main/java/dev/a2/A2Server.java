@@ -174,6 +174,16 @@ public final class A2Server implements AutoCloseable {
 		return redriven;
 	}
 
+	/** Units not done per consumer: pending, dead, and the creation time of the oldest pending event. */
+	public List<WorkStore.PendingWork> pendingWork() {
+		return requireWork().pending();
+	}
+
+	/** Reads from the store, so that a health check fails when PostgreSQL cannot be reached. */
+	public void checkStore() {
+		this.events.head("", "");
+	}
+
 	/** Whether this server runs consumers. */
 	public boolean drains() {
 		return this.drainer != null;

@@ -1,18 +1,25 @@
 package dev.a2.autoconfigure;
 
+import java.util.LinkedHashMap;
+import java.util.Map;
+
 import javax.sql.DataSource;
 
 import dev.a2.A2Server;
 import dev.a2.BeanValidationPayloadValidator;
+import dev.a2.Consumer;
 import dev.a2.Contract;
 import dev.a2.PayloadValidator;
 import dev.a2.store.EventStore;
 import dev.a2.store.SnapshotStore;
+import dev.a2.store.WorkStore;
 import dev.a2.store.postgres.PostgresEventStore;
 import dev.a2.store.postgres.PostgresSnapshotStore;
+import dev.a2.store.postgres.PostgresWorkStore;
 import tools.jackson.databind.json.JsonMapper;
 
 import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
@@ -66,18 +73,46 @@ public final class A2AutoConfiguration {
 	@Bean
 	@ConditionalOnMissingBean
 	@ConditionalOnBean(Contract.class)
-	A2Server a2Server(ObjectProvider<Contract> contracts, EventStore eventStore, SnapshotStore snapshotStore,
-			ObjectProvider<JsonMapper> jsonMapper, ObjectProvider<PayloadValidator> payloadValidator,
-			A2Properties properties) {
+	A2Server a2Server(ObjectProvider<Contract> contracts, ObjectProvider<Consumer> consumers, EventStore eventStore,
+			SnapshotStore snapshotStore, WorkStore workStore, ObjectProvider<JsonMapper> jsonMapper,
+			ObjectProvider<PayloadValidator> payloadValidator, A2Properties properties,
+			ConfigurableListableBeanFactory beanFactory) {
+		JsonMapper mapper = jsonMapper.getIfUnique(() -> JsonMapper.builder().build());
 		A2Server.Builder builder = A2Server.builder()
 			.eventStore(eventStore)
 			.snapshotStore(snapshotStore)
+			.workStore(workStore)
+			.jsonMapper(mapper)
 			.payloadValidator(payloadValidator.getIfUnique())
 			.snapshotEvery(properties.getState().getSnapshotEvery())
-			.stateCacheSize(properties.getState().getCacheSize());
-		jsonMapper.ifUnique(builder::jsonMapper);
-		contracts.orderedStream().forEach(builder::contract);
+			.stateCacheSize(properties.getState().getCacheSize())
+			.drain(properties.getDrain().toSettings())
+			.runConsumers(properties.getDrain().isEnabled())
+			.stopGrace(properties.getDrain().getStopGrace());
+		Map<String, Contract> byName = new LinkedHashMap<>();
+		contracts.orderedStream().forEach((contract) -> {
+			builder.contract(contract);
+			byName.put(contract.name(), contract);
+		});
+		consumers.orderedStream().forEach(builder::consumer);
+		AnnotatedConsumers.find(beanFactory, byName, mapper).forEach(builder::consumer);
 		return builder.build();
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	WorkStore a2WorkStore(ObjectProvider<DataSource> dataSource, ObjectProvider<PlatformTransactionManager> transactionManager,
+			EventStore eventStore, A2Properties properties) {
+		DataSource source = requireDataSource(dataSource);
+		return new PostgresWorkStore(source, transactionManager.getIfUnique(() -> new DataSourceTransactionManager(source)),
+				eventStore, properties.getDrain().getMaxFailures());
+	}
+
+	@Bean
+	@ConditionalOnBean(A2Server.class)
+	@ConditionalOnMissingBean
+	A2DrainLifecycle a2DrainLifecycle(A2Server server, A2Properties properties) {
+		return new A2DrainLifecycle(server, properties.getDrain().getSweepInterval());
 	}
 
 	private static DataSource requireDataSource(ObjectProvider<DataSource> dataSource) {

@@ -4,6 +4,7 @@ import java.util.Set;
 
 import dev.a2.store.EventStore;
 import dev.a2.store.SnapshotStore;
+import dev.a2.store.WorkStore;
 
 import org.springframework.boot.sql.init.dependency.AbstractBeansOfTypeDependsOnDatabaseInitializationDetector;
 
@@ -15,7 +16,7 @@ class A2StoreDependsOnDatabaseInitializationDetector extends AbstractBeansOfType
 
 	@Override
 	protected Set<Class<?>> getDependsOnDatabaseInitializationBeanTypes() {
-		return Set.of(EventStore.class, SnapshotStore.class);
+		return Set.of(EventStore.class, SnapshotStore.class, WorkStore.class);
 	}
 
 }

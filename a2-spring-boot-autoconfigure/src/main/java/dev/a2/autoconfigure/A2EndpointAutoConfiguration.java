@@ -1,0 +1,29 @@
+package dev.a2.autoconfigure;
+
+import dev.a2.A2Server;
+
+import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;
+import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.context.annotation.Bean;
+
+/**
+ * The {@code a2} actuator endpoint, when the actuator is present and the endpoint is exposed.
+ * Like every actuator endpoint, it is not exposed over HTTP unless the application says so.
+ */
+@AutoConfiguration(after = A2AutoConfiguration.class)
+@ConditionalOnClass(Endpoint.class)
+@ConditionalOnAvailableEndpoint(A2Endpoint.class)
+public final class A2EndpointAutoConfiguration {
+
+	@Bean
+	@ConditionalOnBean(A2Server.class)
+	@ConditionalOnMissingBean
+	A2Endpoint a2Endpoint(A2Server server) {
+		return new A2Endpoint(server);
+	}
+
+}

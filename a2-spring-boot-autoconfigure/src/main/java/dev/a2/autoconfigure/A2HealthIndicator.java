@@ -1,0 +1,45 @@
+package dev.a2.autoconfigure;
+
+import java.time.Duration;
+import java.time.Instant;
+
+import dev.a2.A2Server;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.boot.health.contributor.AbstractHealthIndicator;
+import org.springframework.boot.health.contributor.Health;
+
+/**
+ * A2's health: the store answers, and the sweep (when this instance runs consumers) succeeded
+ * recently.
+ */
+public class A2HealthIndicator extends AbstractHealthIndicator {
+
+	private final A2Server server;
+
+	private final @Nullable A2DrainLifecycle drain;
+
+	private final Duration sweepInterval;
+
+	public A2HealthIndicator(A2Server server, @Nullable A2DrainLifecycle drain, Duration sweepInterval) {
+		super("A2 health check failed");
+		this.server = server;
+		this.drain = drain;
+		this.sweepInterval = sweepInterval;
+	}
+
+	@Override
+	protected void doHealthCheck(Health.Builder builder) {
+		this.server.checkStore();
+		builder.up().withDetail("store", "reachable");
+		if (this.drain != null && this.drain.isRunning()) {
+			Instant last = this.drain.lastSweep();
+			builder.withDetail("lastSweep", (last != null) ? last.toString() : "none yet");
+			// a sweep that has not succeeded for many intervals means due work is not being found
+			if (last != null && last.isBefore(Instant.now().minus(this.sweepInterval.multipliedBy(30)))) {
+				builder.down().withDetail("sweep", "no successful sweep since " + last);
+			}
+		}
+	}
+
+}

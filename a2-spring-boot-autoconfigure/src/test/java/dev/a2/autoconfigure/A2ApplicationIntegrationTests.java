@@ -1,0 +1,123 @@
+package dev.a2.autoconfigure;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+
+import dev.a2.A2Server;
+import dev.a2.Event;
+import dev.a2.NewEvent;
+import dev.a2.Session;
+import dev.a2.autoconfigure.OrdersApplication.OrderConsumers;
+import dev.a2.autoconfigure.OrdersApplication.OrderPlaced;
+import dev.a2.autoconfigure.OrdersApplication.Poison;
+import dev.a2.test.TestPostgres;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.webtestclient.autoconfigure.AutoConfigureWebTestClient;
+import org.springframework.test.context.DynamicPropertyRegistry;
+import org.springframework.test.context.DynamicPropertySource;
+import org.springframework.test.web.reactive.server.WebTestClient;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * The starter in a running application on a real PostgreSQL: annotated consumers run, and the
+ * actuator shows a dead letter and redrives it over HTTP.
+ */
+@SpringBootTest(classes = OrdersApplication.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
+		properties = { "a2.drain.sweep-interval=100ms", "management.endpoints.web.exposure.include=a2,health",
+				"management.endpoint.health.show-details=always" })
+@AutoConfigureWebTestClient
+class A2ApplicationIntegrationTests {
+
+	@DynamicPropertySource
+	static void database(DynamicPropertyRegistry registry) {
+		TestPostgres.Server server = TestPostgres.server();
+		registry.add("spring.datasource.url", () -> server.jdbcUrl(TestPostgres.newSchema("application")));
+		registry.add("spring.datasource.username", server::username);
+		registry.add("spring.datasource.password", server::password);
+	}
+
+	@Autowired
+	private A2Server a2;
+
+	@Autowired
+	private OrderConsumers consumers;
+
+	@Autowired
+	private WebTestClient http;
+
+	@Test
+	void annotatedConsumersOfEveryLaneKindRun() {
+		Session session = this.a2.session("orders", "order-1");
+		session.append(NewEvent.of("order.placed", new OrderPlaced("book", 1)),
+				NewEvent.of("order.placed", Map.of("sku", "pen", "quantity", 2)));
+
+		await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> {
+			assertThat(this.consumers.mailed).containsExactlyInAnyOrder("book", "pen");
+			assertThat(shipped(session)).containsExactlyInAnyOrder("book", "pen");
+			assertThat(this.consumers.ledger).hasSize(4);
+		});
+		assertThat(this.consumers.ledger).isSorted();
+		assertThat(session.history(0, 10).events().get(2).cause().consumer()).isEqualTo("shipper");
+	}
+
+	@Test
+	void theActuatorListsADeadLetterAndRedrivesIt() {
+		Session session = this.a2.session("orders", "poisoned");
+		session.append(NewEvent.of("poison", new Poison("arsenic")));
+		await().atMost(Duration.ofSeconds(20))
+			.untilAsserted(() -> this.http.get()
+				.uri("/actuator/a2/dead-letters?contract=orders&session=poisoned")
+				.exchange()
+				.expectStatus()
+				.isOk()
+				.expectBody()
+				.jsonPath("$[0].consumer").isEqualTo("fragile")
+				.jsonPath("$[0].index").isEqualTo(1)
+				.jsonPath("$[0].lastError").isEqualTo("NonRetriableException: cannot digest arsenic"));
+
+		this.http.get().uri("/actuator/a2").exchange().expectStatus().isOk().expectBody()
+			.jsonPath("$.consumers[?(@.name == 'ledger')].lane").isEqualTo("fixed:ledger")
+			.jsonPath("$.consumers[?(@.name == 'shipper')].lane").isEqualTo("keyed")
+			.jsonPath("$.consumers[?(@.name == 'fragile')].deadLetters").isEqualTo(1);
+
+		this.consumers.healed.set(true);
+		this.http.post().uri("/actuator/a2/redrive")
+			.bodyValue(Map.of("contract", "orders", "session", "poisoned", "consumer", "fragile", "index", 1, "action", "retry"))
+			.exchange()
+			.expectStatus().isOk()
+			.expectBody().jsonPath("$.redriven").isEqualTo(true);
+		await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> assertThat(this.consumers.survived).containsExactly("arsenic"));
+		this.http.get().uri("/actuator/a2/dead-letters?session=poisoned").exchange().expectBody().jsonPath("$.length()").isEqualTo(0);
+
+		this.http.post().uri("/actuator/a2/redrive")
+			.bodyValue(Map.of("contract", "orders", "session", "poisoned", "consumer", "fragile", "index", 1, "action", "later"))
+			.exchange()
+			.expectStatus().isBadRequest();
+	}
+
+	@Test
+	void healthReportsTheStoreAndTheSweep() {
+		await().atMost(Duration.ofSeconds(20))
+			.untilAsserted(() -> this.http.get().uri("/actuator/health/a2").exchange().expectStatus().isOk().expectBody()
+				.jsonPath("$.status").isEqualTo("UP")
+				.jsonPath("$.details.store").isEqualTo("reachable")
+				.jsonPath("$.details.lastSweep").value((String last) -> assertThat(last).isNotEqualTo("none yet")));
+	}
+
+	private List<String> shipped(Session session) {
+		return session.history(0, 100)
+			.events()
+			.stream()
+			.filter((e) -> e.type().equals("order.shipped"))
+			.map(Event::payload)
+			.map((p) -> ((OrdersApplication.OrderShipped) p).sku())
+			.toList();
+	}
+
+}
