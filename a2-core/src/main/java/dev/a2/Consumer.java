@@ -94,8 +94,11 @@ public final class Consumer {
 		return !type.equals(dev.a2.store.EventStore.CLEAR_MARKER) && (this.types == null || this.types.contains(type));
 	}
 
-	/** Checks the definition against its contract; the message names the consumer and the fix. */
-	void check(Contract contractDefinition) {
+	/**
+	 * Checks the definition against its contract (the types it takes and aborts on); the message
+	 * names the consumer and the fix. {@link A2Server} checks every consumer it is given.
+	 */
+	public void check(Contract contractDefinition) {
 		if (this.types != null) {
 			for (String type : this.types) {
 				if (contractDefinition.payloadType(type) == null) {

@@ -22,6 +22,7 @@ import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
@@ -111,6 +112,7 @@ public final class A2AutoConfiguration {
 	@Bean
 	@ConditionalOnBean(A2Server.class)
 	@ConditionalOnMissingBean
+	@ConditionalOnBooleanProperty(name = "a2.drain.enabled", matchIfMissing = true)
 	A2DrainLifecycle a2DrainLifecycle(A2Server server, A2Properties properties) {
 		return new A2DrainLifecycle(server, properties.getDrain().getSweepInterval());
 	}

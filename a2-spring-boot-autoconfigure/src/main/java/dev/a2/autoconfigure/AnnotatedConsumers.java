@@ -84,6 +84,7 @@ final class AnnotatedConsumers {
 			Invoker invoker = invoker(method, contract, annotation, jsonMapper);
 			ReflectionUtils.makeAccessible(method);
 			Consumer consumer = builder.run((context) -> invoker.invoke(beanFactory.getBean(beanName), context));
+			consumer.check(contract);
 			return consumer;
 		}
 		catch (IllegalArgumentException ex) {

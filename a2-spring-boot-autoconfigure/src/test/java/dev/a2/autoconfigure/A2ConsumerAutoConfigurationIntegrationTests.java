@@ -1,0 +1,265 @@
+package dev.a2.autoconfigure;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+
+import javax.sql.DataSource;
+
+import com.zaxxer.hikari.HikariDataSource;
+import dev.a2.A2Server;
+import dev.a2.Consumer;
+import dev.a2.ConsumerContext;
+import dev.a2.Contract;
+import dev.a2.DrainSettings;
+import dev.a2.Lane;
+import dev.a2.NewEvent;
+import dev.a2.spring.A2Consumer;
+import dev.a2.test.TestPostgres;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.health.contributor.HealthIndicator;
+import org.springframework.boot.jackson.autoconfigure.JacksonAutoConfiguration;
+import org.springframework.boot.test.context.FilteredClassLoader;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.jdbc.datasource.DelegatingDataSource;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * {@code @A2Consumer}, the drain properties and the actuator parts, in application contexts on a
+ * real PostgreSQL.
+ */
+class A2ConsumerAutoConfigurationIntegrationTests {
+
+	record Said(String text) {
+	}
+
+	private final HikariDataSource dataSource = TestPostgres.newSchemaDataSource("consumers", 8);
+
+	private final ApplicationContextRunner runner = new ApplicationContextRunner()
+		.withConfiguration(AutoConfigurations.of(A2AutoConfiguration.class, JacksonAutoConfiguration.class,
+				A2EndpointAutoConfiguration.class, A2HealthContributorAutoConfiguration.class))
+		.withBean(DataSource.class, () -> new DelegatingDataSource(this.dataSource))
+		.withUserConfiguration(ChatContract.class);
+
+	@AfterEach
+	void closeDataSource() {
+		this.dataSource.close();
+	}
+
+	@Test
+	void annotatedMethodsAndConsumerBeansAreRegistered() {
+		this.runner.withUserConfiguration(GoodConsumers.class)
+			.withBean(Consumer.class, () -> Consumer.builder("chat", "plain").run((context) -> null))
+			.run((context) -> {
+				A2Server server = context.getBean(A2Server.class);
+				assertThat(server.consumers()).extracting(Consumer::name).containsExactlyInAnyOrder("plain", "echo", "fixed");
+				Consumer fixed = server.consumers().stream().filter((c) -> c.name().equals("fixed")).findFirst().orElseThrow();
+				assertThat(fixed.lane()).isEqualTo(Lane.fixed("projection"));
+				assertThat(fixed.backfill()).isTrue();
+				assertThat(context).hasSingleBean(A2DrainLifecycle.class);
+			});
+	}
+
+	@Test
+	void annotatedConsumersRunAndTheirReturnedEventsAreAppended() {
+		this.runner.withUserConfiguration(GoodConsumers.class)
+			.withPropertyValues("a2.drain.sweep-interval=50ms")
+			.run((context) -> {
+				A2Server server = context.getBean(A2Server.class);
+				server.session("chat", "s").append(NewEvent.of("said", new Said("hello")));
+				await().atMost(Duration.ofSeconds(20))
+					.untilAsserted(() -> assertThat(server.session("chat", "s").history(0, 10).events()).hasSize(2));
+				assertThat(context.getBean(GoodConsumers.class).seen).contains("hello");
+			});
+	}
+
+	@Test
+	void sweepRecoversWorkThatAStoppedContextLeft() {
+		this.runner.withUserConfiguration(GoodConsumers.class)
+			.withPropertyValues("a2.drain.enabled=false")
+			.run((context) -> {
+				assertThat(context).doesNotHaveBean(A2DrainLifecycle.class);
+				context.getBean(A2Server.class).session("chat", "left").append(NewEvent.of("said", new Said("left behind")));
+			});
+		this.runner.withUserConfiguration(GoodConsumers.class)
+			.withPropertyValues("a2.drain.sweep-interval=50ms")
+			.run((context) -> await().atMost(Duration.ofSeconds(20))
+				.untilAsserted(() -> assertThat(context.getBean(GoodConsumers.class).seen).contains("left behind")));
+	}
+
+	@Test
+	void drainPropertiesBindWithTheirDefaults() {
+		this.runner.run((context) -> {
+			A2Properties.Drain drain = context.getBean(A2Properties.class).getDrain();
+			assertThat(drain.isEnabled()).isTrue();
+			assertThat(drain.toSettings()).isEqualTo(DrainSettings.DEFAULTS);
+			assertThat(drain.getSweepInterval()).isEqualTo(Duration.ofSeconds(1));
+			assertThat(drain.getStopGrace()).isEqualTo(Duration.ofSeconds(10));
+		});
+		this.runner.withPropertyValues("a2.drain.lease=9s", "a2.drain.concurrency=3", "a2.drain.max-failures=4",
+				"a2.drain.retry-base=10ms", "a2.drain.retry-max=1s").run((context) -> {
+					DrainSettings settings = context.getBean(A2Properties.class).getDrain().toSettings();
+					assertThat(settings.lease()).isEqualTo(Duration.ofSeconds(9));
+					assertThat(settings.heartbeat()).isEqualTo(Duration.ofSeconds(3));
+					assertThat(settings.concurrency()).isEqualTo(3);
+					assertThat(settings.maxFailures()).isEqualTo(4);
+					assertThat(settings.retryDelay(3)).isEqualTo(Duration.ofMillis(40));
+				});
+	}
+
+	@Test
+	void actuatorPartsAppearWithTheActuatorAndBackOffWithoutIt() {
+		this.runner.withPropertyValues("management.endpoints.web.exposure.include=a2").run((context) -> {
+			assertThat(context).hasSingleBean(A2Endpoint.class);
+			assertThat(context).hasBean("a2HealthIndicator");
+		});
+		this.runner.withClassLoader(new FilteredClassLoader(Endpoint.class, HealthIndicator.class)).run((context) -> {
+			assertThat(context).hasNotFailed();
+			assertThat(context).doesNotHaveBean(A2Endpoint.class);
+			assertThat(context).doesNotHaveBean("a2HealthIndicator");
+		});
+		this.runner.withPropertyValues("management.health.a2.enabled=false")
+			.run((context) -> assertThat(context).doesNotHaveBean("a2HealthIndicator"));
+		this.runner.withBean(A2Endpoint.class, () -> new A2Endpoint(null) {
+		}).run((context) -> assertThat(context).hasSingleBean(A2Endpoint.class));
+	}
+
+	@Test
+	void unknownContractFailsStartUpNamingBeanMethodAndFix() {
+		assertStartUpFails(UnknownContract.class,
+				"@A2Consumer method UnknownContract.handle of bean", "contract 'orders' is not a bean; define a Contract bean of that name");
+	}
+
+	@Test
+	void unknownTypeFailsStartUp() {
+		assertStartUpFails(UnknownType.class, "UnknownType.handle", "consumer 'c' takes type 'nope', which contract 'chat' does not declare");
+	}
+
+	@Test
+	void duplicateNameFailsStartUp() {
+		assertStartUpFails(Duplicate.class, "contract 'chat' has two consumers named 'same'");
+	}
+
+	@Test
+	void backfillWithoutAFixedLaneFailsStartUp() {
+		assertStartUpFails(BackfillWithoutLane.class, "BackfillWithoutLane.handle",
+				"consumer 'c' backfills, so its lane must be a fixed string");
+	}
+
+	@Test
+	void aSignatureItCannotCallFailsStartUp() {
+		assertStartUpFails(BadParameter.class, "BadParameter.handle",
+				"parameter 'number' of type Integer is neither a ConsumerContext, an Event, nor the payload of every type it takes");
+		assertStartUpFails(BadReturn.class, "BadReturn.handle", "it returns String; return void, a NewEvent");
+		assertStartUpFails(BothLanes.class, "BothLanes.handle", "it sets both lane (a fixed lane) and laneKey");
+	}
+
+	private void assertStartUpFails(Class<?> consumers, String... messages) {
+		this.runner.withUserConfiguration(consumers).run((context) -> {
+			assertThat(context).hasFailed();
+			Throwable failure = context.getStartupFailure();
+			while (failure.getCause() != null && !(failure instanceof IllegalStateException || failure instanceof IllegalArgumentException)) {
+				failure = failure.getCause();
+			}
+			for (String message : messages) {
+				assertThat(failure).hasMessageContaining(message);
+			}
+		});
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class ChatContract {
+
+		@Bean
+		Contract chat() {
+			return Contract.builder("chat").event("said", Said.class).event("echoed", Said.class).build();
+		}
+
+	}
+
+	static class GoodConsumers {
+
+		final List<String> seen = new CopyOnWriteArrayList<>();
+
+		@A2Consumer(contract = "chat", name = "echo", types = "said")
+		NewEvent echo(Said said, ConsumerContext context) {
+			this.seen.add(said.text());
+			return NewEvent.of("echoed", new Said("echo: " + said.text()));
+		}
+
+		@A2Consumer(contract = "chat", name = "fixed", lane = "projection", backfill = true)
+		void project(ConsumerContext context) {
+		}
+
+	}
+
+	static class UnknownContract {
+
+		@A2Consumer(contract = "orders", name = "c")
+		void handle(ConsumerContext context) {
+		}
+
+	}
+
+	static class UnknownType {
+
+		@A2Consumer(contract = "chat", name = "c", types = "nope")
+		void handle(ConsumerContext context) {
+		}
+
+	}
+
+	static class Duplicate {
+
+		@A2Consumer(contract = "chat", name = "same")
+		void handle(ConsumerContext context) {
+		}
+
+		@A2Consumer(contract = "chat", name = "same")
+		void again(ConsumerContext context) {
+		}
+
+	}
+
+	static class BackfillWithoutLane {
+
+		@A2Consumer(contract = "chat", name = "c", backfill = true)
+		void handle(ConsumerContext context) {
+		}
+
+	}
+
+	static class BadParameter {
+
+		@A2Consumer(contract = "chat", name = "c")
+		void handle(Integer number) {
+		}
+
+	}
+
+	static class BadReturn {
+
+		@A2Consumer(contract = "chat", name = "c")
+		String handle(Said said) {
+			return "";
+		}
+
+	}
+
+	static class BothLanes {
+
+		@A2Consumer(contract = "chat", name = "c", lane = "p", laneKey = "#session")
+		void handle(Said said) {
+		}
+
+	}
+
+}
