@@ -12,6 +12,8 @@ import java.util.Objects;
 import javax.sql.DataSource;
 
 import dev.a2.state.StateReader;
+import io.micrometer.observation.Observation;
+import io.micrometer.observation.ObservationRegistry;
 import dev.a2.store.DeadLetter;
 import dev.a2.store.EventStore;
 import dev.a2.store.SessionHead;
@@ -63,6 +65,8 @@ public final class A2Server implements AutoCloseable {
 
 	final StateReader state;
 
+	final ObservationRegistry observations;
+
 	private final @Nullable Drainer drainer;
 
 	private A2Server(Builder builder, EventStore events, SnapshotStore snapshots, @Nullable WorkStore work,
@@ -75,6 +79,7 @@ public final class A2Server implements AutoCloseable {
 		this.snapshots = snapshots;
 		this.work = work;
 		this.transactions = transactions;
+		this.observations = builder.observations;
 		this.payloads = new PayloadBinder(builder.jsonMapper, builder.payloadValidator);
 		this.state = new StateReader(events, snapshots, builder.jsonMapper, builder.snapshotEvery, builder.stateCacheSize);
 		this.drainer = (work != null && !builder.consumers.isEmpty() && builder.runConsumers)
@@ -166,8 +171,14 @@ public final class A2Server implements AutoCloseable {
 	 * @return whether there was such a dead letter
 	 */
 	public boolean redrive(String contract, String session, String consumer, long index, RedriveAction action) {
-		boolean redriven = requireWork().redrive(contract(contract).name(), SessionIds.check(session), consumer, index,
-				action == RedriveAction.RETRY);
+		boolean redriven = Observation.createNotStarted(A2Observations.REDRIVE, this.observations)
+			.lowCardinalityKeyValue(A2Observations.CONTRACT, contract)
+			.lowCardinalityKeyValue(A2Observations.CONSUMER, consumer)
+			.lowCardinalityKeyValue(A2Observations.OUTCOME, action.name().toLowerCase(java.util.Locale.ROOT))
+			.highCardinalityKeyValue(A2Observations.SESSION, session)
+			.highCardinalityKeyValue(A2Observations.EVENT_INDEX, Long.toString(index))
+			.observe(() -> requireWork().redrive(contract(contract).name(), SessionIds.check(session), consumer, index,
+					action == RedriveAction.RETRY));
 		if (redriven && this.drainer != null) {
 			this.drainer.request(contract, session);
 		}
@@ -298,6 +309,8 @@ public final class A2Server implements AutoCloseable {
 
 		private boolean runConsumers = true;
 
+		private ObservationRegistry observations = ObservationRegistry.NOOP;
+
 		private Builder() {
 		}
 
@@ -385,6 +398,12 @@ public final class A2Server implements AutoCloseable {
 		 */
 		public Builder runConsumers(boolean runConsumers) {
 			this.runConsumers = runConsumers;
+			return this;
+		}
+
+		/** Where A2 records its observations ({@link A2Observations}); none by default. */
+		public Builder observationRegistry(ObservationRegistry observations) {
+			this.observations = Objects.requireNonNull(observations, "observations");
 			return this;
 		}
 

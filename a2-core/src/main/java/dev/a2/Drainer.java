@@ -35,6 +35,7 @@ import dev.a2.store.WorkStore.CursorState;
 import dev.a2.store.WorkStore.SessionRef;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
+import io.micrometer.observation.Observation;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -147,14 +148,23 @@ final class Drainer {
 	}
 
 	private void loop(SessionRef key, LoopState state) {
+		Observation drain = Observation.createNotStarted(A2Observations.DRAIN, this.server.observations)
+			.lowCardinalityKeyValue(A2Observations.CONTRACT, key.contract())
+			.highCardinalityKeyValue(A2Observations.SESSION, key.session())
+			.start();
 		try {
 			while (!this.stopping) {
 				List<Claim> claims = List.of();
 				int free = Math.min(this.permits.availablePermits(), this.settings.claimBatch());
 				if (free > 0) {
 					Instant now = this.server.clock().instant();
-					claims = this.work.claim(key.contract(), key.session(), this.consumerNames.getOrDefault(key.contract(), List.of()),
-							now, now.plus(this.settings.lease()), free);
+					int limit = free;
+					claims = Observation.createNotStarted(A2Observations.CLAIM, this.server.observations)
+						.lowCardinalityKeyValue(A2Observations.CONTRACT, key.contract())
+						.highCardinalityKeyValue(A2Observations.SESSION, key.session())
+						.observe(() -> this.work.claim(key.contract(), key.session(),
+								this.consumerNames.getOrDefault(key.contract(), List.of()), now, now.plus(this.settings.lease()),
+								limit));
 				}
 				else {
 					this.starved.add(key);
@@ -171,9 +181,11 @@ final class Drainer {
 			}
 		}
 		catch (RuntimeException ex) {
+			drain.error(ex);
 			logger.warn("Draining session '" + key.session() + "' of contract '" + key.contract()
 					+ "' failed; the sweep will try again", ex);
 		}
+		drain.stop();
 		endLoop(key, state);
 	}
 
@@ -224,6 +236,7 @@ final class Drainer {
 				Event event = this.server.payloads.event(session.contract(), stored);
 				run.current = event;
 				Cause cause = new Cause(run.consumer.name(), laneOf(run.consumer, claim), event.index(), claim.attempt());
+				Observation observation = eventObservation(run, event).start();
 				try {
 					ConsumerContext context = new ConsumerContext(event, claim.attempt(), run.signal,
 							new RunSession(session, run.consumer, event, cause));
@@ -235,16 +248,23 @@ final class Drainer {
 				catch (Throwable ex) {
 					if (!run.signal.isAborted()) {
 						finish = failed(run, ex, returned, through, event.index());
+						observation.error(ex);
+						observation.lowCardinalityKeyValue(A2Observations.OUTCOME, finish.dead() ? "dead_lettered" : "failed");
+						observation.stop();
 						break;
 					}
 				}
 				if (run.signal.isAborted()) {
+					observation.lowCardinalityKeyValue(A2Observations.OUTCOME, run.lost ? "superseded" : "aborted");
+					observation.stop();
 					// abortOn ends the unit of the event it aborted; any other abort writes nothing
 					A2Exception reason = run.signal.reason();
 					boolean ended = reason != null && reason.code() == ErrorCode.ABORTED && !run.lost;
 					finish = ended ? Finish.completed(claim, returned, event.index()) : null;
 					break;
 				}
+				observation.lowCardinalityKeyValue(A2Observations.OUTCOME, "completed");
+				observation.stop();
 				through = event.index();
 				finish = Finish.completed(claim, returned, through);
 			}
@@ -262,6 +282,23 @@ final class Drainer {
 			}
 		}
 		this.done.add(new Done(run, finish));
+	}
+
+	private Observation eventObservation(Running run, Event event) {
+		Observation observation = Observation.createNotStarted(A2Observations.EVENT, this.server.observations)
+			.lowCardinalityKeyValue(A2Observations.CONTRACT, run.claim.contract())
+			.lowCardinalityKeyValue(A2Observations.CONSUMER, run.consumer.name())
+			.lowCardinalityKeyValue(A2Observations.EVENT_TYPE, event.type())
+			.highCardinalityKeyValue(A2Observations.SESSION, run.claim.session())
+			.highCardinalityKeyValue(A2Observations.EVENT_INDEX, Long.toString(event.index()))
+			.highCardinalityKeyValue(A2Observations.EVENT_ID, event.id())
+			.highCardinalityKeyValue(A2Observations.ATTEMPT, Integer.toString(run.claim.attempt()))
+			.highCardinalityKeyValue(A2Observations.AGE,
+					Long.toString(Duration.between(event.createdAt(), this.server.clock().instant()).toMillis()));
+		if (run.claim.cursor()) {
+			observation.highCardinalityKeyValue(A2Observations.LAG, Long.toString(Math.max(0, run.claim.target() - event.index())));
+		}
+		return observation;
 	}
 
 	private Finish failed(Running run, Throwable ex, List<EventToStore> returned, long through, long failedIndex) {
@@ -353,7 +390,9 @@ final class Drainer {
 				finishes.add(d.finish);
 			}
 		}
-		Set<UUID> accepted = this.halted ? Set.of() : this.work.finish(finishes, this.server.clock().instant());
+		Set<UUID> accepted = this.halted ? Set.of()
+				: Observation.createNotStarted(A2Observations.COMMIT, this.server.observations)
+					.observe(() -> this.work.finish(finishes, this.server.clock().instant()));
 		Set<SessionRef> sessions = new LinkedHashSet<>();
 		for (Done d : batch) {
 			this.running.remove(d.run.claim.token());
@@ -428,6 +467,15 @@ final class Drainer {
 	// --- consume
 
 	long consume(Session session, String consumerName, @Nullable Long through, @Nullable String caller) {
+		Long reached = Observation.createNotStarted(A2Observations.CONSUME, this.server.observations)
+			.lowCardinalityKeyValue(A2Observations.CONTRACT, session.contract().name())
+			.lowCardinalityKeyValue(A2Observations.CONSUMER, consumerName)
+			.highCardinalityKeyValue(A2Observations.SESSION, session.id())
+			.observe(() -> consumeObserved(session, consumerName, through, caller));
+		return (reached != null) ? reached : 0;
+	}
+
+	private long consumeObserved(Session session, String consumerName, @Nullable Long through, @Nullable String caller) {
 		Consumer consumer = this.server.consumer(session.contract().name(), consumerName);
 		if (consumer == null || !(consumer.lane() instanceof Lane.Fixed)) {
 			throw new IllegalArgumentException("consume needs a consumer with a fixed lane; '" + consumerName

@@ -16,6 +16,7 @@ import dev.a2.store.WorkStore;
 import dev.a2.store.WorkUnit;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
+import io.micrometer.observation.Observation;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.transaction.support.TransactionSynchronization;
@@ -75,6 +76,13 @@ public final class Session {
 	 * @param derivedIds whether ids shaped like A2's derived ids are allowed (they are, for runs)
 	 */
 	List<Event> append(List<NewEvent> events, @Nullable Cause cause, boolean derivedIds) {
+		return Observation.createNotStarted(A2Observations.APPEND, this.server.observations)
+			.lowCardinalityKeyValue(A2Observations.CONTRACT, this.contract.name())
+			.highCardinalityKeyValue(A2Observations.SESSION, this.id)
+			.observe(() -> appendObserved(events, cause, derivedIds));
+	}
+
+	private List<Event> appendObserved(List<NewEvent> events, @Nullable Cause cause, boolean derivedIds) {
 		List<Prepared> prepared = prepareAll(events, cause, derivedIds);
 		List<EventToStore> toStore = prepared.stream().map(Prepared::toStore).toList();
 		List<StoredEvent> stored = this.server.events.append(this.contract.name(), this.id, toStore);

@@ -17,6 +17,7 @@ import java.util.concurrent.atomic.AtomicReference;
 import dev.a2.TestContracts.MessageSent;
 import dev.a2.TestContracts.Note;
 import dev.a2.store.DeadLetter;
+import io.micrometer.observation.tck.TestObservationRegistryAssert;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -231,6 +232,14 @@ class DrainIntegrationTests {
 		assertThat(runs.get()).isEqualTo(10);
 		assertThat(done).as("the lane waits behind its dead letter").isEmpty();
 
+		TestObservationRegistryAssert.assertThat(this.support.observations)
+			.hasAnObservation((observation) -> observation.hasNameEqualTo(A2Observations.EVENT)
+				.hasLowCardinalityKeyValue(A2Observations.OUTCOME, "failed")
+				.hasHighCardinalityKeyValue(A2Observations.ATTEMPT, "9"))
+			.hasAnObservation((observation) -> observation.hasNameEqualTo(A2Observations.EVENT)
+				.hasLowCardinalityKeyValue(A2Observations.OUTCOME, "dead_lettered")
+				.hasHighCardinalityKeyValue(A2Observations.ATTEMPT, "10"));
+
 		healthy.set(true);
 		assertThat(server.redrive("chat", session.id(), "strict", 1, RedriveAction.RETRY)).isTrue();
 		await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> assertThat(done).containsExactly(1L, 2L));
@@ -307,6 +316,10 @@ class DrainIntegrationTests {
 		server.sweep();
 		assertThat(notes(session)).extracting((e) -> e.payload(Note.class).text()).containsExactly("not yet", "stop");
 		assertThat(runs.get()).isEqualTo(1);
+		TestObservationRegistryAssert.assertThat(this.support.observations)
+			.hasAnObservation((observation) -> observation.hasNameEqualTo(A2Observations.EVENT)
+				.hasLowCardinalityKeyValue(A2Observations.CONSUMER, "replier")
+				.hasLowCardinalityKeyValue(A2Observations.OUTCOME, "aborted"));
 	}
 
 	@Test

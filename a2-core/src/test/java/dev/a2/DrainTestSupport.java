@@ -8,6 +8,7 @@ import com.zaxxer.hikari.HikariDataSource;
 import dev.a2.store.postgres.PostgresSchema;
 import dev.a2.test.MutableClock;
 import dev.a2.test.TestPostgres;
+import io.micrometer.observation.tck.TestObservationRegistry;
 
 import org.springframework.jdbc.core.simple.JdbcClient;
 
@@ -24,6 +25,8 @@ final class DrainTestSupport implements AutoCloseable {
 
 	final MutableClock clock = new MutableClock();
 
+	final TestObservationRegistry observations = TestObservationRegistry.create();
+
 	private final List<A2Server> servers = new ArrayList<>();
 
 	DrainTestSupport(String owner) {
@@ -39,6 +42,7 @@ final class DrainTestSupport implements AutoCloseable {
 	A2Server server(DrainSettings settings, Consumer... consumers) {
 		A2Server.Builder builder = A2TestSupport.server(this.dataSource)
 			.clock(this.clock)
+			.observationRegistry(this.observations)
 			.drain(settings)
 			.stopGrace(Duration.ofSeconds(5));
 		for (Consumer consumer : consumers) {

@@ -16,6 +16,7 @@ import dev.a2.store.WorkStore;
 import dev.a2.store.postgres.PostgresEventStore;
 import dev.a2.store.postgres.PostgresSnapshotStore;
 import dev.a2.store.postgres.PostgresWorkStore;
+import io.micrometer.observation.ObservationRegistry;
 import tools.jackson.databind.json.JsonMapper;
 
 import org.springframework.beans.factory.ObjectProvider;
@@ -43,7 +44,8 @@ import org.springframework.transaction.PlatformTransactionManager;
 @AutoConfiguration(afterName = { "org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration",
 		"org.springframework.boot.jdbc.autoconfigure.DataSourceTransactionManagerAutoConfiguration",
 		"org.springframework.boot.jackson.autoconfigure.JacksonAutoConfiguration",
-		"org.springframework.boot.validation.autoconfigure.ValidationAutoConfiguration" })
+		"org.springframework.boot.validation.autoconfigure.ValidationAutoConfiguration",
+		"org.springframework.boot.micrometer.observation.autoconfigure.ObservationAutoConfiguration" })
 @ConditionalOnClass(A2Server.class)
 @EnableConfigurationProperties(A2Properties.class)
 @Import(DatabaseInitializationDependencyConfigurer.class)
@@ -76,8 +78,8 @@ public final class A2AutoConfiguration {
 	@ConditionalOnBean(Contract.class)
 	A2Server a2Server(ObjectProvider<Contract> contracts, ObjectProvider<Consumer> consumers, EventStore eventStore,
 			SnapshotStore snapshotStore, WorkStore workStore, ObjectProvider<JsonMapper> jsonMapper,
-			ObjectProvider<PayloadValidator> payloadValidator, A2Properties properties,
-			ConfigurableListableBeanFactory beanFactory) {
+			ObjectProvider<PayloadValidator> payloadValidator, ObjectProvider<ObservationRegistry> observations,
+			A2Properties properties, ConfigurableListableBeanFactory beanFactory) {
 		JsonMapper mapper = jsonMapper.getIfUnique(() -> JsonMapper.builder().build());
 		A2Server.Builder builder = A2Server.builder()
 			.eventStore(eventStore)
@@ -90,6 +92,7 @@ public final class A2AutoConfiguration {
 			.drain(properties.getDrain().toSettings())
 			.runConsumers(properties.getDrain().isEnabled())
 			.stopGrace(properties.getDrain().getStopGrace());
+		observations.ifUnique(builder::observationRegistry);
 		Map<String, Contract> byName = new LinkedHashMap<>();
 		contracts.orderedStream().forEach((contract) -> {
 			builder.contract(contract);

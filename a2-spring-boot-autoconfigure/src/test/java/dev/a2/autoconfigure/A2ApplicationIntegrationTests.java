@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 
+import dev.a2.A2Observations;
 import dev.a2.A2Server;
 import dev.a2.Event;
 import dev.a2.NewEvent;
@@ -12,15 +13,20 @@ import dev.a2.autoconfigure.OrdersApplication.OrderConsumers;
 import dev.a2.autoconfigure.OrdersApplication.OrderPlaced;
 import dev.a2.autoconfigure.OrdersApplication.Poison;
 import dev.a2.test.TestPostgres;
+import io.micrometer.observation.tck.TestObservationRegistry;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.context.TestConfiguration;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Import;
 import org.springframework.boot.webtestclient.autoconfigure.AutoConfigureWebTestClient;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
 import org.springframework.test.web.reactive.server.WebTestClient;
 
+import static io.micrometer.observation.tck.TestObservationRegistryAssert.assertThat;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -32,6 +38,7 @@ import static org.awaitility.Awaitility.await;
 		properties = { "a2.drain.sweep-interval=100ms", "management.endpoints.web.exposure.include=a2,health",
 				"management.endpoint.health.show-details=always" })
 @AutoConfigureWebTestClient
+@Import(A2ApplicationIntegrationTests.Observations.class)
 class A2ApplicationIntegrationTests {
 
 	@DynamicPropertySource
@@ -51,6 +58,19 @@ class A2ApplicationIntegrationTests {
 	@Autowired
 	private WebTestClient http;
 
+	@Autowired
+	private TestObservationRegistry observations;
+
+	@TestConfiguration(proxyBeanMethods = false)
+	static class Observations {
+
+		@Bean
+		TestObservationRegistry testObservationRegistry() {
+			return TestObservationRegistry.create();
+		}
+
+	}
+
 	@Test
 	void annotatedConsumersOfEveryLaneKindRun() {
 		Session session = this.a2.session("orders", "order-1");
@@ -64,6 +84,21 @@ class A2ApplicationIntegrationTests {
 		});
 		assertThat(this.consumers.ledger).isSorted();
 		assertThat(session.history(0, 10).events().get(2).cause().consumer()).isEqualTo("shipper");
+		await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> assertThat(this.observations)
+			.hasAnObservation((observation) -> observation.hasNameEqualTo(A2Observations.EVENT)
+				.hasLowCardinalityKeyValue(A2Observations.CONTRACT, "orders")
+				.hasLowCardinalityKeyValue(A2Observations.CONSUMER, "shipper")
+				.hasLowCardinalityKeyValue(A2Observations.EVENT_TYPE, "order.placed")
+				.hasLowCardinalityKeyValue(A2Observations.OUTCOME, "completed")
+				.hasHighCardinalityKeyValue(A2Observations.SESSION, "order-1")
+				.hasHighCardinalityKeyValueWithKey(A2Observations.EVENT_INDEX)
+				.hasHighCardinalityKeyValueWithKey(A2Observations.ATTEMPT)
+				.hasHighCardinalityKeyValueWithKey(A2Observations.AGE)));
+		assertThat(this.observations).hasObservationWithNameEqualTo(A2Observations.APPEND)
+			.that()
+			.hasLowCardinalityKeyValue(A2Observations.CONTRACT, "orders");
+		assertThat(this.observations).hasObservationWithNameEqualTo(A2Observations.CLAIM);
+		assertThat(this.observations).hasObservationWithNameEqualTo(A2Observations.COMMIT);
 	}
 
 	@Test
@@ -93,6 +128,12 @@ class A2ApplicationIntegrationTests {
 			.expectStatus().isOk()
 			.expectBody().jsonPath("$.redriven").isEqualTo(true);
 		await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> assertThat(this.consumers.survived).containsExactly("arsenic"));
+		assertThat(this.observations).hasObservationWithNameEqualTo(A2Observations.REDRIVE)
+			.that()
+			.hasLowCardinalityKeyValue(A2Observations.OUTCOME, "retry");
+		assertThat(this.observations).hasAnObservation((observation) -> observation.hasNameEqualTo(A2Observations.EVENT)
+			.hasLowCardinalityKeyValue(A2Observations.CONSUMER, "fragile")
+			.hasLowCardinalityKeyValue(A2Observations.OUTCOME, "dead_lettered"));
 		this.http.get().uri("/actuator/a2/dead-letters?session=poisoned").exchange().expectBody().jsonPath("$.length()").isEqualTo(0);
 
 		this.http.post().uri("/actuator/a2/redrive")
