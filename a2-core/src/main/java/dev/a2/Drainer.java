@@ -57,6 +57,9 @@ final class Drainer {
 
 	private static final String EXHAUSTED = "every attempt ended before it finished";
 
+	/** How many later events a heartbeat reads to find abortOn events appended elsewhere. */
+	private static final int ABORT_SCAN = 1000;
+
 	private final A2Server server;
 
 	private final WorkStore work;
@@ -424,6 +427,9 @@ final class Drainer {
 					run.signal.abort(new A2Exception(ErrorCode.CLAIM_EXPIRED,
 							"the claim of this attempt lapsed or was ended; another attempt may run the unit"));
 				}
+				else {
+					abortOnArrivalsElsewhere(run);
+				}
 			}
 		}
 		catch (RuntimeException ex) {
@@ -449,6 +455,26 @@ final class Drainer {
 								"event " + arrived.index() + " of type '" + arrived.type() + "' arrived"));
 					}
 				}
+			}
+		}
+	}
+
+	/**
+	 * An abortOn event appended through another instance aborts this instance's attempt at the next
+	 * heartbeat (one appended here aborts it at once).
+	 */
+	private void abortOnArrivalsElsewhere(Running run) {
+		Event current = run.current;
+		if (run.consumer == null || run.consumer.abortOn().isEmpty() || current == null || run.signal.isAborted()) {
+			return;
+		}
+		Set<String> types = new HashSet<>();
+		run.consumer.abortOn().forEach((abort) -> types.add(abort.type()));
+		Contract contract = this.server.contract(run.claim.contract());
+		for (StoredEvent later : this.server.events.range(run.claim.contract(), run.claim.session(), current.index(),
+				Long.MAX_VALUE, ABORT_SCAN)) {
+			if (types.contains(later.type())) {
+				abortOn(run.claim.contract(), run.claim.session(), this.server.payloads.event(contract, later));
 			}
 		}
 	}
