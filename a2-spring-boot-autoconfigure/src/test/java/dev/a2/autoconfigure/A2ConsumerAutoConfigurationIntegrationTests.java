@@ -16,6 +16,7 @@ import dev.a2.Lane;
 import dev.a2.NewEvent;
 import dev.a2.spring.A2Consumer;
 import dev.a2.test.TestPostgres;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -45,7 +46,8 @@ class A2ConsumerAutoConfigurationIntegrationTests {
 
 	private final ApplicationContextRunner runner = new ApplicationContextRunner()
 		.withConfiguration(AutoConfigurations.of(A2AutoConfiguration.class, JacksonAutoConfiguration.class,
-				A2EndpointAutoConfiguration.class, A2HealthContributorAutoConfiguration.class))
+				A2EndpointAutoConfiguration.class, A2HealthContributorAutoConfiguration.class,
+				A2MetricsAutoConfiguration.class))
 		.withBean(DataSource.class, () -> new DelegatingDataSource(this.dataSource))
 		.withUserConfiguration(ChatContract.class);
 
@@ -93,6 +95,23 @@ class A2ConsumerAutoConfigurationIntegrationTests {
 			.withPropertyValues("a2.drain.sweep-interval=50ms")
 			.run((context) -> await().atMost(Duration.ofSeconds(20))
 				.untilAsserted(() -> assertThat(context.getBean(GoodConsumers.class).seen).contains("left behind")));
+	}
+
+	@Test
+	void gaugesCountPendingWorkAndDeadLettersPerConsumer() {
+		this.runner.withUserConfiguration(GoodConsumers.class)
+			.withPropertyValues("a2.drain.enabled=false")
+			.run((context) -> {
+				A2Server server = context.getBean(A2Server.class);
+				server.session("chat", "waiting").append(NewEvent.of("said", new Said("one")), NewEvent.of("said", new Said("two")));
+				SimpleMeterRegistry registry = new SimpleMeterRegistry();
+				context.getBean(A2Metrics.class).bindTo(registry);
+				assertThat(registry.get("a2.consumer.pending").tag("consumer", "echo").gauge().value()).isEqualTo(2);
+				assertThat(registry.get("a2.consumer.dead.letters").tag("consumer", "echo").gauge().value()).isZero();
+				assertThat(registry.get("a2.consumer.oldest.pending.age").tag("consumer", "echo").gauge().value())
+					.isGreaterThanOrEqualTo(0);
+				assertThat(registry.get("a2.consumer.pending").tag("consumer", "fixed").gauge().value()).isEqualTo(1);
+			});
 	}
 
 	@Test

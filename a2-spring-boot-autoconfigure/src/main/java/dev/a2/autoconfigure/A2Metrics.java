@@ -1,0 +1,89 @@
+package dev.a2.autoconfigure;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.HashMap;
+import java.util.Map;
+
+import dev.a2.A2Server;
+import dev.a2.Consumer;
+import dev.a2.store.WorkStore.PendingWork;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.binder.MeterBinder;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+
+/**
+ * Gauges per consumer: {@code a2.consumer.pending} (units not done), {@code a2.consumer.dead.letters}
+ * and {@code a2.consumer.oldest.pending.age} (seconds the oldest pending event has waited). One query
+ * answers them all, at most every few seconds however often they are scraped.
+ */
+public class A2Metrics implements MeterBinder {
+
+	private static final Log logger = LogFactory.getLog(A2Metrics.class);
+
+	private static final Duration REFRESH = Duration.ofSeconds(5);
+
+	private final A2Server server;
+
+	private Map<String, PendingWork> pending = Map.of();
+
+	private Instant readAt = Instant.MIN;
+
+	public A2Metrics(A2Server server) {
+		this.server = server;
+	}
+
+	@Override
+	public void bindTo(MeterRegistry registry) {
+		for (Consumer consumer : this.server.consumers()) {
+			String key = consumer.contract() + "/" + consumer.name();
+			Gauge.builder("a2.consumer.pending", this, (metrics) -> metrics.work(key).pending())
+				.description("Units of work of the consumer not done yet")
+				.tags("contract", consumer.contract(), "consumer", consumer.name())
+				.register(registry);
+			Gauge.builder("a2.consumer.dead.letters", this, (metrics) -> metrics.work(key).dead())
+				.description("Dead-lettered units of the consumer, waiting for a redrive")
+				.tags("contract", consumer.contract(), "consumer", consumer.name())
+				.register(registry);
+			Gauge.builder("a2.consumer.oldest.pending.age", this, (metrics) -> metrics.oldestAgeSeconds(key))
+				.description("How long the consumer's oldest pending event has waited")
+				.baseUnit("seconds")
+				.tags("contract", consumer.contract(), "consumer", consumer.name())
+				.register(registry);
+		}
+	}
+
+	private PendingWork work(String key) {
+		PendingWork work = current().get(key);
+		return (work != null) ? work : new PendingWork("", "", 0, 0, null);
+	}
+
+	private double oldestAgeSeconds(String key) {
+		Instant oldest = work(key).oldestDueAt();
+		return (oldest != null) ? Duration.between(oldest, this.server.clock().instant()).toMillis() / 1000.0 : 0;
+	}
+
+	private synchronized Map<String, PendingWork> current() {
+		Instant now = Instant.now();
+		if (this.readAt.plus(REFRESH).isBefore(now)) {
+			try {
+				Map<String, PendingWork> read = new HashMap<>();
+				for (PendingWork work : this.server.pendingWork()) {
+					read.merge(work.contract() + "/" + work.consumer(), work,
+							(a, b) -> new PendingWork(a.contract(), a.consumer(), a.pending() + b.pending(), a.dead() + b.dead(),
+									(a.oldestDueAt() == null || (b.oldestDueAt() != null && b.oldestDueAt().isBefore(a.oldestDueAt())))
+											? b.oldestDueAt() : a.oldestDueAt()));
+				}
+				this.pending = read;
+			}
+			catch (RuntimeException ex) {
+				logger.debug("Could not read A2's pending work for its gauges; keeping the last values", ex);
+			}
+			this.readAt = now;
+		}
+		return this.pending;
+	}
+
+}
