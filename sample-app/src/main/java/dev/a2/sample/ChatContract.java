@@ -10,6 +10,7 @@ import org.springframework.context.annotation.Configuration;
 
 /**
  * The contract of the sample: what a chat room's log may hold, and how it folds into state.
+ * Adding the starter, a DataSource and this bean is all A2 needs.
  */
 @Configuration(proxyBeanMethods = false)
 class ChatContract {

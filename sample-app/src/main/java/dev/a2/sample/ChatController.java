@@ -34,8 +34,11 @@ class ChatController {
 
 	private final A2Server a2;
 
-	ChatController(A2Server a2) {
+	private final ChatConsumers consumers;
+
+	ChatController(A2Server a2, ChatConsumers consumers) {
 		this.a2 = a2;
+		this.consumers = consumers;
 	}
 
 	@PostMapping("/messages")
@@ -53,6 +56,15 @@ class ChatController {
 	@GetMapping("/summary")
 	Mono<SessionState<?>> summary(@PathVariable String room) {
 		return blocking(() -> this.a2.session("chat", room).state("summary"));
+	}
+
+	/** Read your writes: drives the word-count projection of the room to its head before answering. */
+	@GetMapping("/words")
+	Mono<Map<String, Object>> words(@PathVariable String room) {
+		return blocking(() -> {
+			long through = this.a2.session("chat", room).consume("word-count");
+			return Map.of("through", through, "words", this.consumers.words(room));
+		});
 	}
 
 	@DeleteMapping

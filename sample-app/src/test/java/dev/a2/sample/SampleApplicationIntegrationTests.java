@@ -48,6 +48,31 @@ class SampleApplicationIntegrationTests {
 	}
 
 	@Test
+	void theBotAnswersAndTheProjectionIsReadAfterTheWrites() {
+		this.http.post().uri("/rooms/help/messages").bodyValue("{\"text\":\"@bot hello there\",\"author\":\"ann\"}")
+			.header("Content-Type", "application/json")
+			.exchange()
+			.expectStatus().isOk();
+		this.http.post().uri("/rooms/quiet/messages").bodyValue("{\"text\":\"one two three\",\"author\":\"ann\"}")
+			.header("Content-Type", "application/json")
+			.exchange()
+			.expectStatus().isOk();
+		// no waiting: consume drives the projection through the message before answering
+		this.http.get().uri("/rooms/quiet/words").exchange()
+			.expectStatus().isOk()
+			.expectBody().jsonPath("$.words").isEqualTo(3).jsonPath("$.through").isEqualTo(1);
+		org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(20)).untilAsserted(() -> this.http.get()
+			.uri("/rooms/help/messages")
+			.exchange()
+			.expectBody()
+			.jsonPath("$.events[1].payload.author").isEqualTo("bot")
+			.jsonPath("$.events[1].payload.text").isEqualTo("you said: hello there")
+			.jsonPath("$.events[1].cause.consumer").isEqualTo("bot"));
+		this.http.get().uri("/actuator/a2").exchange().expectStatus().isOk()
+			.expectBody().jsonPath("$.consumers.length()").isEqualTo(2);
+	}
+
+	@Test
 	void badInputGetsACleanErrorAndChangesNothing() {
 		this.http.post().uri("/rooms/bad-input/messages").bodyValue("{\"text\":\" \",\"author\":\"ann\"}")
 			.header("Content-Type", "application/json")
