@@ -18,6 +18,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 import static dev.a2.TestContracts.message;
+import static dev.a2.TestContracts.note;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -39,10 +40,6 @@ class DrainFaultIntegrationTests {
 	@AfterEach
 	void halt() {
 		this.support.close();
-	}
-
-	private static NewEvent note(String text) {
-		return NewEvent.of("note", new Note(text));
 	}
 
 	@Test
@@ -118,7 +115,7 @@ class DrainFaultIntegrationTests {
 			context.session().append("effect", note("charged the card"));
 			if (attempts.incrementAndGet() == 1) {
 				started.countDown();
-				new CountDownLatch(1).await(60, TimeUnit.SECONDS);
+				TestContracts.blockUntilAborted();
 			}
 			return note("receipt");
 		});
@@ -175,7 +172,7 @@ class DrainFaultIntegrationTests {
 		AtomicInteger attempts = new AtomicInteger();
 		Consumer hanging = Consumer.builder("chat", "hanging").types("message.sent").run((context) -> {
 			attempts.incrementAndGet();
-			new CountDownLatch(1).await(60, TimeUnit.SECONDS);
+			TestContracts.blockUntilAborted();
 			return null;
 		});
 		Session session = null;
@@ -211,7 +208,7 @@ class DrainFaultIntegrationTests {
 		Consumer mixed = Consumer.builder("chat", "mixed").types("message.sent").run((context) -> {
 			String text = context.event().payload(MessageSent.class).text();
 			if (context.attempt() == 1 && text.equals("stuck")) {
-				new CountDownLatch(1).await(60, TimeUnit.SECONDS);
+				TestContracts.blockUntilAborted();
 				return note("never");
 			}
 			finished.add(text + "@" + context.attempt());

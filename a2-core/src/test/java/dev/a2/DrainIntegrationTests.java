@@ -22,6 +22,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 import static dev.a2.TestContracts.message;
+import static dev.a2.TestContracts.note;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
@@ -33,10 +34,6 @@ class DrainIntegrationTests {
 	@AfterEach
 	void halt() {
 		this.support.close();
-	}
-
-	private static NewEvent note(String text) {
-		return NewEvent.of("note", new Note(text));
 	}
 
 	@Test
@@ -291,12 +288,8 @@ class DrainIntegrationTests {
 			.run((context) -> {
 				runs.incrementAndGet();
 				started.countDown();
-				try {
-					new CountDownLatch(1).await(60, TimeUnit.SECONDS);
-				}
-				catch (InterruptedException ex) {
-					reason.set(context.signal().reason());
-				}
+				TestContracts.blockUntilAborted();
+				reason.set(context.signal().reason());
 				return note("a reply that must not be committed");
 			});
 		A2Server server = this.support.server(replier);
@@ -328,12 +321,8 @@ class DrainIntegrationTests {
 		AtomicReference<A2Exception> reason = new AtomicReference<>();
 		Consumer replier = Consumer.builder("chat", "replier").types("message.sent").abortOn("note").run((context) -> {
 			started.countDown();
-			try {
-				new CountDownLatch(1).await(60, TimeUnit.SECONDS);
-			}
-			catch (InterruptedException ex) {
-				reason.set(context.signal().reason());
-			}
+			TestContracts.blockUntilAborted();
+			reason.set(context.signal().reason());
 			return null;
 		});
 		A2Server running = this.support.server(replier);
@@ -359,12 +348,8 @@ class DrainIntegrationTests {
 				ran.add(context.event().payload(MessageSent.class).text());
 				started.countDown();
 				if (context.event().index() == 1) {
-					try {
-						new CountDownLatch(1).await(60, TimeUnit.SECONDS);
-					}
-					catch (InterruptedException ex) {
-						reason.set(context.signal().reason());
-					}
+					TestContracts.blockUntilAborted();
+					reason.set(context.signal().reason());
 				}
 				return note("reply to " + context.event().index());
 			});

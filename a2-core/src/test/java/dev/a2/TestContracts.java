@@ -3,6 +3,8 @@ package dev.a2;
 import java.math.BigDecimal;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import jakarta.validation.Valid;
@@ -63,6 +65,20 @@ public final class TestContracts {
 
 	public static NewEvent message(String text, String id) {
 		return NewEvent.of("message.sent", new MessageSent(text, "ann"), id);
+	}
+
+	public static NewEvent note(String text) {
+		return NewEvent.of("note", new Note(text));
+	}
+
+	/** Blocks a consumer run the way a long call would, until its attempt is aborted (or a minute passes). */
+	public static void blockUntilAborted() {
+		try {
+			new CountDownLatch(1).await(60, TimeUnit.SECONDS);
+		}
+		catch (InterruptedException ex) {
+			// the abort interrupts the run's thread
+		}
 	}
 
 }

@@ -106,20 +106,17 @@ public final class Benchmarks {
 	// --- the workloads: each runs until stop is set and answers how many events it wrote
 
 	private long a2Single(AtomicBoolean stop, int writer) {
-		Session session = this.a2.session("bench", newSession());
-		NewEvent event = NewEvent.of("tick", new Tick(1, "a message of a typical length for a chat"));
-		long events = 0;
-		while (!stop.get()) {
-			session.append(event);
-			events++;
-		}
-		return events;
+		return a2Singles(newSession(), stop);
 	}
 
-	private String sharedSession = newSession();
+	private final String sharedSession = newSession();
 
 	private long a2SingleOneSession(AtomicBoolean stop, int writer) {
-		Session session = this.a2.session("bench", this.sharedSession);
+		return a2Singles(this.sharedSession, stop);
+	}
+
+	private long a2Singles(String sessionId, AtomicBoolean stop) {
+		Session session = this.a2.session("bench", sessionId);
 		NewEvent event = NewEvent.of("tick", new Tick(1, "a message of a typical length for a chat"));
 		long events = 0;
 		while (!stop.get()) {
