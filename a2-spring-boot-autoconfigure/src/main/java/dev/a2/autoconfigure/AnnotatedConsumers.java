@@ -47,6 +47,7 @@ final class AnnotatedConsumers {
 	static List<Consumer> find(ConfigurableListableBeanFactory beanFactory, Map<String, Contract> contracts,
 			JsonMapper jsonMapper) {
 		List<Consumer> consumers = new ArrayList<>();
+		Map<String, String> declaredBy = new java.util.HashMap<>();
 		for (String beanName : beanFactory.getBeanDefinitionNames()) {
 			Class<?> type = beanFactory.getType(beanName, false);
 			if (type == null) {
@@ -56,16 +57,22 @@ final class AnnotatedConsumers {
 			Map<Method, A2Consumer> methods = MethodIntrospector.selectMethods(userType,
 					(MethodIntrospector.MetadataLookup<A2Consumer>) (method) -> AnnotatedElementUtils
 						.findMergedAnnotation(method, A2Consumer.class));
-			methods.forEach((method, annotation) -> consumers
-				.add(consumer(beanFactory, beanName, method, annotation, contracts, jsonMapper)));
+			methods.forEach((method, annotation) -> {
+				String where = describe(beanName, method);
+				String earlier = declaredBy.putIfAbsent(annotation.contract() + "/" + annotation.name(), where);
+				if (earlier != null) {
+					throw new IllegalStateException(where + " and " + earlier + " both declare consumer '" + annotation.name()
+							+ "' of contract '" + annotation.contract() + "'; give each a name of its own");
+				}
+				consumers.add(consumer(beanFactory, beanName, method, annotation, contracts, jsonMapper));
+			});
 		}
 		return consumers;
 	}
 
 	private static Consumer consumer(ConfigurableListableBeanFactory beanFactory, String beanName, Method method,
 			A2Consumer annotation, Map<String, Contract> contracts, JsonMapper jsonMapper) {
-		String where = "@A2Consumer method " + method.getDeclaringClass().getSimpleName() + "." + method.getName()
-				+ " of bean '" + beanName + "'";
+		String where = describe(beanName, method);
 		try {
 			Contract contract = contracts.get(annotation.contract());
 			if (contract == null) {
@@ -90,6 +97,11 @@ final class AnnotatedConsumers {
 		catch (IllegalArgumentException ex) {
 			throw new IllegalStateException(where + " is not a valid consumer: " + ex.getMessage(), ex);
 		}
+	}
+
+	private static String describe(String beanName, Method method) {
+		return "@A2Consumer method " + method.getDeclaringClass().getSimpleName() + "." + method.getName() + " of bean '"
+				+ beanName + "'";
 	}
 
 	private static Lane lane(A2Consumer annotation) {

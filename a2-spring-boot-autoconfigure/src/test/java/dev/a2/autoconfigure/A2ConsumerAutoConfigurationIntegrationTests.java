@@ -71,6 +71,13 @@ class A2ConsumerAutoConfigurationIntegrationTests {
 	}
 
 	@Test
+	void severalContractsCoexist() {
+		this.runner.withBean("orders", Contract.class, () -> Contract.builder("orders").event("placed", Said.class).build())
+			.run((context) -> assertThat(context.getBean(A2Server.class).contracts()).extracting(Contract::name)
+				.containsExactlyInAnyOrder("chat", "orders"));
+	}
+
+	@Test
 	void annotatedConsumersRunAndTheirReturnedEventsAreAppended() {
 		this.runner.withUserConfiguration(GoodConsumers.class)
 			.withPropertyValues("a2.drain.sweep-interval=50ms")
@@ -164,7 +171,8 @@ class A2ConsumerAutoConfigurationIntegrationTests {
 
 	@Test
 	void duplicateNameFailsStartUp() {
-		assertStartUpFails(Duplicate.class, "contract 'chat' has two consumers named 'same'");
+		assertStartUpFails(Duplicate.class, "Duplicate.again of bean", "Duplicate.handle of bean",
+				"both declare consumer 'same' of contract 'chat'; give each a name of its own");
 	}
 
 	@Test
