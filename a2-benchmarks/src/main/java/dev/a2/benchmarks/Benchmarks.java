@@ -1,6 +1,5 @@
 package dev.a2.benchmarks;
 
-import java.io.IOException;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;

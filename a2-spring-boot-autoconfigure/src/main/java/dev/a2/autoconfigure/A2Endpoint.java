@@ -8,7 +8,6 @@ import java.util.Map;
 
 import dev.a2.A2Server;
 import dev.a2.Consumer;
-import dev.a2.Contract;
 import dev.a2.Lane;
 import dev.a2.RedriveAction;
 import dev.a2.store.DeadLetter;
