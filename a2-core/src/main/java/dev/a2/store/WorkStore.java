@@ -65,7 +65,7 @@ public interface WorkStore {
 	 */
 	boolean redrive(String contract, String session, String consumer, long index, boolean retry);
 
-	/** Units not done per consumer, and the oldest due time among them. */
+	/** One row per consumer with work not done: pending units, dead ones, and when the oldest pending event was appended. */
 	List<PendingWork> pending();
 
 	/** Stores a scheduled task unless one with its id exists. */
@@ -90,7 +90,7 @@ public interface WorkStore {
 	record CursorState(long position, long target, boolean dead, @Nullable Long failedIndex) {
 	}
 
-	/** Pending units of one consumer. */
+	/** The work of one consumer not done yet; {@code oldestDueAt} is when its oldest pending event was appended. */
 	record PendingWork(String contract, String consumer, long pending, long dead, @Nullable Instant oldestDueAt) {
 	}
 

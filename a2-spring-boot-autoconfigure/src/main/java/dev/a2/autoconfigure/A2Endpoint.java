@@ -41,9 +41,7 @@ public class A2Endpoint {
 	public Overview overview() {
 		Map<String, PendingWork> pending = new LinkedHashMap<>();
 		for (PendingWork work : this.server.pendingWork()) {
-			pending.merge(work.contract() + "/" + work.consumer(), work,
-					(a, b) -> new PendingWork(a.contract(), a.consumer(), a.pending() + b.pending(), a.dead() + b.dead(),
-							earliest(a.oldestDueAt(), b.oldestDueAt())));
+			pending.put(work.contract() + "/" + work.consumer(), work);
 		}
 		Instant now = this.server.clock().instant();
 		List<ContractView> contracts = this.server.contracts()
@@ -92,13 +90,6 @@ public class A2Endpoint {
 			return "fixed:" + fixed.name();
 		}
 		return (lane instanceof Lane.Keyed) ? "keyed" : "independent";
-	}
-
-	private static @Nullable Instant earliest(@Nullable Instant a, @Nullable Instant b) {
-		if (a == null) {
-			return b;
-		}
-		return (b == null || a.isBefore(b)) ? a : b;
 	}
 
 	/** The endpoint's overview. */

@@ -71,10 +71,7 @@ public class A2Metrics implements MeterBinder {
 			try {
 				Map<String, PendingWork> read = new HashMap<>();
 				for (PendingWork work : this.server.pendingWork()) {
-					read.merge(work.contract() + "/" + work.consumer(), work,
-							(a, b) -> new PendingWork(a.contract(), a.consumer(), a.pending() + b.pending(), a.dead() + b.dead(),
-									(a.oldestDueAt() == null || (b.oldestDueAt() != null && b.oldestDueAt().isBefore(a.oldestDueAt())))
-											? b.oldestDueAt() : a.oldestDueAt()));
+					read.put(work.contract() + "/" + work.consumer(), work);
 				}
 				this.pending = read;
 			}

@@ -248,18 +248,22 @@ public final class PostgresWorkStore implements WorkStore {
 			    due_at = NULL, claim = NULL, lease_until = NULL, last_error = NULL, failed_idx = NULL, failed_at = NULL
 			WHERE contract = :contract AND session_id = :session AND consumer = :consumer AND failed_idx = :index AND dead""";
 
+	/** One row per consumer, whether its work is units, cursors or both. */
 	private static final String PENDING = """
-			SELECT w.contract, w.consumer, count(*) FILTER (WHERE NOT w.dead) AS pending, count(*) FILTER (WHERE w.dead) AS dead,
-			       min(e.created_at) FILTER (WHERE NOT w.dead) AS oldest
-			FROM a2_work w JOIN a2_event e ON e.contract = w.contract AND e.session_id = w.session_id AND e.idx = w.idx
-			GROUP BY w.contract, w.consumer
-			UNION ALL
-			SELECT k.contract, k.consumer, count(*) FILTER (WHERE NOT k.dead AND k.position < k.target),
-			       count(*) FILTER (WHERE k.dead),
-			       min(e.created_at) FILTER (WHERE NOT k.dead AND k.position < k.target)
-			FROM a2_cursor k LEFT JOIN a2_event e
-			     ON e.contract = k.contract AND e.session_id = k.session_id AND e.idx = k.position + 1
-			GROUP BY k.contract, k.consumer""";
+			SELECT contract, consumer, sum(pending) AS pending, sum(dead) AS dead, min(oldest) AS oldest FROM (
+			    SELECT w.contract, w.consumer, count(*) FILTER (WHERE NOT w.dead) AS pending,
+			           count(*) FILTER (WHERE w.dead) AS dead, min(e.created_at) FILTER (WHERE NOT w.dead) AS oldest
+			    FROM a2_work w JOIN a2_event e ON e.contract = w.contract AND e.session_id = w.session_id AND e.idx = w.idx
+			    GROUP BY w.contract, w.consumer
+			    UNION ALL
+			    SELECT k.contract, k.consumer, count(*) FILTER (WHERE NOT k.dead AND k.position < k.target),
+			           count(*) FILTER (WHERE k.dead),
+			           min(e.created_at) FILTER (WHERE NOT k.dead AND k.position < k.target)
+			    FROM a2_cursor k LEFT JOIN a2_event e
+			         ON e.contract = k.contract AND e.session_id = k.session_id AND e.idx = k.position + 1
+			    GROUP BY k.contract, k.consumer
+			) per_table
+			GROUP BY contract, consumer""";
 
 	private static final String SCHEDULE = """
 			INSERT INTO a2_schedule (contract, session_id, id, due_at, clear_index, events, if_last_index)
