@@ -96,73 +96,48 @@ public final class Benchmarks {
 	}
 
 	void run(Table table) throws Exception {
-		table.row("append, 1 event per transaction (events/s)", compare(this::a2Single, this::baselineSingle));
-		table.row("append, batches of " + BATCH + " (events/s)", compare(this::a2Batch, this::baselineBatch));
+		String shared = newSession();
+		table.row("append, 1 event per transaction (events/s)",
+				compare((stop, w) -> a2Appends(newSession(), 1, stop), (stop, w) -> baselineInserts(1, stop)));
+		table.row("append, batches of " + BATCH + " (events/s)",
+				compare((stop, w) -> a2Appends(newSession(), BATCH, stop), (stop, w) -> baselineInserts(BATCH, stop)));
 		table.row("append, 1 event per transaction, all writers on one session (events/s)",
-				compare(this::a2SingleOneSession, this::baselineSingle));
+				compare((stop, w) -> a2Appends(shared, 1, stop), (stop, w) -> baselineInserts(1, stop)));
 	}
 
 	// --- the workloads: each runs until stop is set and answers how many events it wrote
 
-	private long a2Single(AtomicBoolean stop, int writer) {
-		return a2Singles(newSession(), stop);
-	}
-
-	private final String sharedSession = newSession();
-
-	private long a2SingleOneSession(AtomicBoolean stop, int writer) {
-		return a2Singles(this.sharedSession, stop);
-	}
-
-	private long a2Singles(String sessionId, AtomicBoolean stop) {
+	/** A2 appends of {@code size} events each, to one session. */
+	private long a2Appends(String sessionId, int size, AtomicBoolean stop) {
 		Session session = this.a2.session("bench", sessionId);
-		NewEvent event = NewEvent.of("tick", new Tick(1, "a message of a typical length for a chat"));
-		long events = 0;
-		while (!stop.get()) {
-			session.append(event);
-			events++;
-		}
-		return events;
-	}
-
-	private long a2Batch(AtomicBoolean stop, int writer) {
-		Session session = this.a2.session("bench", newSession());
-		List<NewEvent> batch = Collections.nCopies(BATCH, NewEvent.of("tick", new Tick(1, "a message of a typical length for a chat")));
+		List<NewEvent> batch = Collections.nCopies(size, NewEvent.of("tick", new Tick(1, "a message of a typical length for a chat")));
 		long events = 0;
 		while (!stop.get()) {
 			session.append(batch);
-			events += BATCH;
+			events += size;
 		}
 		return events;
 	}
 
-	private long baselineSingle(AtomicBoolean stop, int writer) throws SQLException {
+	/** The same rows inserted with plain JDBC, {@code size} per transaction (a JDBC batch when more than one). */
+	private long baselineInserts(int size, AtomicBoolean stop) throws SQLException {
 		String session = newSession();
 		long events = 0;
 		try (Connection connection = this.dataSource.getConnection();
 				PreparedStatement insert = connection.prepareStatement(BASELINE_INSERT)) {
 			connection.setAutoCommit(false);
 			while (!stop.get()) {
-				bind(insert, session, ++events);
-				insert.executeUpdate();
-				connection.commit();
-			}
-		}
-		return events;
-	}
-
-	private long baselineBatch(AtomicBoolean stop, int writer) throws SQLException {
-		String session = newSession();
-		long events = 0;
-		try (Connection connection = this.dataSource.getConnection();
-				PreparedStatement insert = connection.prepareStatement(BASELINE_INSERT)) {
-			connection.setAutoCommit(false);
-			while (!stop.get()) {
-				for (int i = 0; i < BATCH; i++) {
+				if (size == 1) {
 					bind(insert, session, ++events);
-					insert.addBatch();
+					insert.executeUpdate();
 				}
-				insert.executeBatch();
+				else {
+					for (int i = 0; i < size; i++) {
+						bind(insert, session, ++events);
+						insert.addBatch();
+					}
+					insert.executeBatch();
+				}
 				connection.commit();
 			}
 		}
