@@ -31,6 +31,15 @@ public final class A2Observations {
 	/** A {@code consume} call: contract, consumer; session. */
 	public static final String CONSUME = "a2.consume";
 
+	/** A push over HTTP or a socket: contract; session. */
+	public static final String PUSH = "a2.push";
+
+	/** A stream or socket subscription, from its start to its end: contract, transport ({@code sse}, {@code socket}); session. */
+	public static final String STREAM = "a2.stream";
+
+	/** {@code sse} or {@code socket}. */
+	public static final String TRANSPORT = "a2.transport";
+
 	public static final String CONTRACT = "a2.contract";
 
 	public static final String CONSUMER = "a2.consumer";

@@ -11,6 +11,7 @@ import java.util.Objects;
 
 import javax.sql.DataSource;
 
+import dev.a2.live.SessionChanges;
 import dev.a2.state.StateReader;
 import io.micrometer.observation.Observation;
 import io.micrometer.observation.ObservationRegistry;
@@ -67,6 +68,8 @@ public final class A2Server implements AutoCloseable {
 
 	final ObservationRegistry observations;
 
+	final SessionChanges changes;
+
 	private final @Nullable Drainer drainer;
 
 	private A2Server(Builder builder, EventStore events, SnapshotStore snapshots, @Nullable WorkStore work,
@@ -80,6 +83,7 @@ public final class A2Server implements AutoCloseable {
 		this.work = work;
 		this.transactions = transactions;
 		this.observations = builder.observations;
+		this.changes = builder.changes;
 		this.payloads = new PayloadBinder(builder.jsonMapper, builder.payloadValidator);
 		this.state = new StateReader(events, snapshots, builder.jsonMapper, builder.snapshotEvery, builder.stateCacheSize);
 		this.drainer = (work != null && !builder.consumers.isEmpty() && builder.runConsumers)
@@ -123,6 +127,16 @@ public final class A2Server implements AutoCloseable {
 
 	public Clock clock() {
 		return this.clock;
+	}
+
+	/** Where this server tells that sessions changed, and hears of changes by other instances. */
+	public SessionChanges changes() {
+		return this.changes;
+	}
+
+	/** The store of the events, for readers that serve them as stored (the streams). */
+	public EventStore eventStore() {
+		return this.events;
 	}
 
 	/**
@@ -311,6 +325,8 @@ public final class A2Server implements AutoCloseable {
 
 		private ObservationRegistry observations = ObservationRegistry.NOOP;
 
+		private SessionChanges changes = SessionChanges.local();
+
 		private Builder() {
 		}
 
@@ -404,6 +420,15 @@ public final class A2Server implements AutoCloseable {
 		/** Where A2 records its observations ({@link A2Observations}); none by default. */
 		public Builder observationRegistry(ObservationRegistry observations) {
 			this.observations = Objects.requireNonNull(observations, "observations");
+			return this;
+		}
+
+		/**
+		 * Where changes of sessions are told, and heard from other instances: this instance's only by
+		 * default; a {@link dev.a2.store.postgres.PostgresSessionChanges} shares them between instances.
+		 */
+		public Builder sessionChanges(SessionChanges changes) {
+			this.changes = Objects.requireNonNull(changes, "changes");
 			return this;
 		}
 

@@ -33,6 +33,9 @@ public enum ErrorCode {
 	/** PostgreSQL cannot be reached; the request changed nothing. */
 	STORE_UNAVAILABLE(503),
 
+	/** An unexpected failure of the server; its log has the details. */
+	INTERNAL(500),
+
 	/** Abort reason: another attempt took over the unit of work. */
 	SUPERSEDED_ATTEMPT(0),
 

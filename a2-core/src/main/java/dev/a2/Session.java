@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 
+import dev.a2.live.SessionChange;
 import dev.a2.store.EventToStore;
 import dev.a2.store.StoredEvent;
 import dev.a2.store.StoreFailures;
@@ -171,17 +172,21 @@ public final class Session {
 
 	/** Starts draining the work an append created, and aborts what its events abort, once it commits. */
 	private void afterCommit(boolean work, List<Event> appended) {
-		Drainer drainer = this.server.drainerIfAny();
-		if (drainer == null || appended.isEmpty()) {
+		if (appended.isEmpty()) {
 			return;
 		}
+		Drainer drainer = this.server.drainerIfAny();
 		Runnable after = () -> {
-			for (Event event : appended) {
-				drainer.abortOn(this.contract.name(), this.id, event);
+			if (drainer != null) {
+				for (Event event : appended) {
+					drainer.abortOn(this.contract.name(), this.id, event);
+				}
+				if (work) {
+					drainer.request(this.contract.name(), this.id);
+				}
 			}
-			if (work) {
-				drainer.request(this.contract.name(), this.id);
-			}
+			this.server.changes.publish(work ? SessionChange.Kind.WORK : SessionChange.Kind.EVENTS, this.contract.name(),
+					this.id);
 		};
 		if (TransactionSynchronizationManager.isSynchronizationActive()) {
 			TransactionSynchronizationManager.registerSynchronization(new TransactionSynchronization() {
@@ -194,6 +199,19 @@ public final class Session {
 		else {
 			after.run();
 		}
+	}
+
+	// STUB until the presence branch lands
+	public PresenceSnapshot presence() {
+		return new PresenceSnapshot(Map.of());
+	}
+
+	public List<PresencePatch> presence(PresenceWrite write) {
+		return List.of();
+	}
+
+	public List<Event> append(List<NewEvent> events, @Nullable PresenceWrite presence) {
+		return append(events);
 	}
 
 	/**
@@ -265,6 +283,7 @@ public final class Session {
 			}
 			return cleared;
 		}));
+		this.server.changes.publish(SessionChange.Kind.CLEARED, this.contract.name(), this.id);
 		Drainer drainer = this.server.drainerIfAny();
 		if (drainer != null) {
 			drainer.abortCleared(this.contract.name(), this.id, marker.index());

@@ -10,10 +10,12 @@ import dev.a2.BeanValidationPayloadValidator;
 import dev.a2.Consumer;
 import dev.a2.Contract;
 import dev.a2.PayloadValidator;
+import dev.a2.live.SessionChanges;
 import dev.a2.store.EventStore;
 import dev.a2.store.SnapshotStore;
 import dev.a2.store.WorkStore;
 import dev.a2.store.postgres.PostgresEventStore;
+import dev.a2.store.postgres.PostgresSessionChanges;
 import dev.a2.store.postgres.PostgresSnapshotStore;
 import dev.a2.store.postgres.PostgresWorkStore;
 import io.micrometer.observation.ObservationRegistry;
@@ -67,6 +69,13 @@ public final class A2AutoConfiguration {
 				transactionManager.getIfUnique(() -> new DataSourceTransactionManager(source)));
 	}
 
+	/** Tells the streams and drainers of every instance that a session changed (LISTEN/NOTIFY). */
+	@Bean(destroyMethod = "close")
+	@ConditionalOnMissingBean
+	SessionChanges a2SessionChanges(ObjectProvider<DataSource> dataSource) {
+		return new PostgresSessionChanges(requireDataSource(dataSource));
+	}
+
 	@Bean
 	@ConditionalOnMissingBean
 	SnapshotStore a2SnapshotStore(ObjectProvider<DataSource> dataSource) {
@@ -77,7 +86,7 @@ public final class A2AutoConfiguration {
 	@ConditionalOnMissingBean
 	@ConditionalOnBean(Contract.class)
 	A2Server a2Server(ObjectProvider<Contract> contracts, ObjectProvider<Consumer> consumers, EventStore eventStore,
-			SnapshotStore snapshotStore, WorkStore workStore, ObjectProvider<JsonMapper> jsonMapper,
+			SnapshotStore snapshotStore, WorkStore workStore, SessionChanges sessionChanges, ObjectProvider<JsonMapper> jsonMapper,
 			ObjectProvider<PayloadValidator> payloadValidator, ObjectProvider<ObservationRegistry> observations,
 			A2Properties properties, ConfigurableListableBeanFactory beanFactory) {
 		JsonMapper mapper = jsonMapper.getIfUnique(() -> JsonMapper.builder().build());
@@ -85,6 +94,7 @@ public final class A2AutoConfiguration {
 			.eventStore(eventStore)
 			.snapshotStore(snapshotStore)
 			.workStore(workStore)
+			.sessionChanges(sessionChanges)
 			.jsonMapper(mapper)
 			.payloadValidator(payloadValidator.getIfUnique())
 			.snapshotEvery(properties.getState().getSnapshotEvery())

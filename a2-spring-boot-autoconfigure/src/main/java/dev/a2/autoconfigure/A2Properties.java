@@ -1,10 +1,13 @@
 package dev.a2.autoconfigure;
 
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 
 import dev.a2.DrainSettings;
 
 import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.util.unit.DataSize;
 
 /**
  * Configuration of A2, under {@code a2.*}.
@@ -18,6 +21,8 @@ public class A2Properties {
 
 	private final Drain drain = new Drain();
 
+	private final Web web = new Web();
+
 	public Store getStore() {
 		return this.store;
 	}
@@ -28,6 +33,10 @@ public class A2Properties {
 
 	public Drain getDrain() {
 		return this.drain;
+	}
+
+	public Web getWeb() {
+		return this.web;
 	}
 
 	/** When A2 applies its schema migrations. */
@@ -229,6 +238,157 @@ public class A2Properties {
 		public DrainSettings toSettings() {
 			return new DrainSettings(this.lease, this.lease.dividedBy(3), this.concurrency, this.claimBatch, this.retryBase,
 					this.retryMax, this.maxFailures, this.sweepBatch);
+		}
+
+	}
+
+
+	public static class Web {
+
+		/**
+		 * Whether A2's HTTP, SSE and WebSocket endpoints are served (in a WebFlux application).
+		 */
+		private boolean enabled = true;
+
+		/**
+		 * Where A2's endpoints live: {@code <base-path>/{contract}/sessions/{session}/…} and
+		 * {@code <base-path>/{contract}/socket}.
+		 */
+		private String basePath = "/a2";
+
+		/**
+		 * How often an idle stream or socket is pinged, so proxies keep it open and dead clients show.
+		 */
+		private Duration ping = Duration.ofSeconds(15);
+
+		/**
+		 * Origin patterns (such as {@code https://*.example.com}) a WebSocket handshake may come from
+		 * besides the server's own origin. Empty: the same origin only.
+		 */
+		private List<String> allowedOrigins = new ArrayList<>();
+
+		/**
+		 * The largest push body or socket frame; larger ones answer PAYLOAD_TOO_LARGE.
+		 */
+		private DataSize maxPushBytes = DataSize.ofKilobytes(256);
+
+		/**
+		 * The most events one push may carry.
+		 */
+		private int maxEventsPerPush = 100;
+
+		/**
+		 * The deepest JSON nesting a body or frame may have.
+		 */
+		private int maxJsonDepth = 32;
+
+		/**
+		 * The longest JSON string (or number) a body or frame may hold, in characters.
+		 */
+		private int maxStringLength = 64 * 1024;
+
+		/**
+		 * How many sessions one socket may follow at once.
+		 */
+		private int maxSubscriptionsPerSocket = 100;
+
+		/**
+		 * Threads that run the endpoints' store calls (JDBC blocks, so never on an event loop).
+		 */
+		private int storeThreads = 32;
+
+		/**
+		 * How often streams read again while changes of other instances may not arrive (the
+		 * LISTEN connection is down); they also read every ten times this, always.
+		 */
+		private Duration poll = Duration.ofSeconds(1);
+
+		public boolean isEnabled() {
+			return this.enabled;
+		}
+
+		public void setEnabled(boolean enabled) {
+			this.enabled = enabled;
+		}
+
+		public String getBasePath() {
+			return this.basePath;
+		}
+
+		public void setBasePath(String basePath) {
+			this.basePath = basePath;
+		}
+
+		public Duration getPing() {
+			return this.ping;
+		}
+
+		public void setPing(Duration ping) {
+			this.ping = ping;
+		}
+
+		public List<String> getAllowedOrigins() {
+			return this.allowedOrigins;
+		}
+
+		public void setAllowedOrigins(List<String> allowedOrigins) {
+			this.allowedOrigins = allowedOrigins;
+		}
+
+		public DataSize getMaxPushBytes() {
+			return this.maxPushBytes;
+		}
+
+		public void setMaxPushBytes(DataSize maxPushBytes) {
+			this.maxPushBytes = maxPushBytes;
+		}
+
+		public int getMaxEventsPerPush() {
+			return this.maxEventsPerPush;
+		}
+
+		public void setMaxEventsPerPush(int maxEventsPerPush) {
+			this.maxEventsPerPush = maxEventsPerPush;
+		}
+
+		public int getMaxJsonDepth() {
+			return this.maxJsonDepth;
+		}
+
+		public void setMaxJsonDepth(int maxJsonDepth) {
+			this.maxJsonDepth = maxJsonDepth;
+		}
+
+		public int getMaxStringLength() {
+			return this.maxStringLength;
+		}
+
+		public void setMaxStringLength(int maxStringLength) {
+			this.maxStringLength = maxStringLength;
+		}
+
+		public int getMaxSubscriptionsPerSocket() {
+			return this.maxSubscriptionsPerSocket;
+		}
+
+		public void setMaxSubscriptionsPerSocket(int maxSubscriptionsPerSocket) {
+			this.maxSubscriptionsPerSocket = maxSubscriptionsPerSocket;
+		}
+
+		public int getStoreThreads() {
+			return this.storeThreads;
+		}
+
+		public void setStoreThreads(int storeThreads) {
+			this.storeThreads = storeThreads;
+		}
+
+		public Duration getPoll() {
+			return this.poll;
+		}
+
+		public void setPoll(Duration poll) {
+			this.poll = poll;
 		}
 
 	}

@@ -116,7 +116,7 @@ public final class PostgresEventStore implements EventStore {
 			WHERE contract = :contract AND session_id = :session AND id = ANY(:ids)""";
 
 	private static final String HISTORY = """
-			SELECT s.last_index AS head, e.*
+			SELECT s.last_index AS head, s.cleared_at, e.*
 			FROM a2_session s
 			LEFT JOIN LATERAL (
 			    SELECT %s
@@ -336,7 +336,7 @@ public final class PostgresEventStore implements EventStore {
 	@Override
 	public StoredPage history(String contract, String session, long after, int limit) {
 		return StoreFailures.guard(() -> {
-			long[] head = { 0 };
+			long[] head = { 0, 0 };
 			List<StoredEvent> events = new ArrayList<>();
 			this.jdbc.sql(HISTORY)
 				.param("contract", contract)
@@ -345,12 +345,13 @@ public final class PostgresEventStore implements EventStore {
 				.param("limit", limit)
 				.query((ResultSet rs) -> {
 					head[0] = rs.getLong("head");
+					head[1] = rs.getLong("cleared_at");
 					rs.getLong("idx");
 					if (!rs.wasNull()) {
 						events.add(event(rs));
 					}
 				});
-			return new StoredPage(List.copyOf(events), head[0]);
+			return new StoredPage(List.copyOf(events), head[0], head[1]);
 		});
 	}
 

@@ -1,0 +1,7 @@
+package dev.a2;
+
+import java.util.Map;
+
+/** STUB until the presence branch lands. */
+public record PresenceSnapshot(Map<String, Map<String, PresenceValue>> participants) {
+}

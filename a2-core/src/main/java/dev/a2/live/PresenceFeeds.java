@@ -1,0 +1,232 @@
+package dev.a2.live;
+
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.BiFunction;
+
+import dev.a2.PresencePatch;
+import dev.a2.PresenceSnapshot;
+import dev.a2.PresenceValue;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
+import reactor.core.Disposable;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+import reactor.core.publisher.Sinks;
+import reactor.core.scheduler.Scheduler;
+
+/**
+ * Presence for this instance's subscribers: a snapshot when they subscribe, then patches.
+ * <p>
+ * Subscribers of one session share a feed that reads the session's presence again when a presence
+ * write is told (by any instance), and every check interval so that expiry shows. Each subscriber
+ * keeps the last presence it was sent and is sent the difference to the latest: a slow subscriber
+ * gets one patch list covering everything it missed, never a queue.
+ */
+public final class PresenceFeeds implements AutoCloseable {
+
+	private static final Log logger = LogFactory.getLog(PresenceFeeds.class);
+
+	private final BiFunction<String, String, PresenceSnapshot> reader;
+
+	private final Scheduler scheduler;
+
+	private final Clock clock;
+
+	private final Map<Key, Feed> feeds = new ConcurrentHashMap<>();
+
+	private final AutoCloseable listening;
+
+	private final Disposable checks;
+
+	/**
+	 * @param reader reads a session's presence (blocking; runs on the scheduler)
+	 * @param check how often followed sessions are read again, for expiry and lost notifications
+	 */
+	public PresenceFeeds(SessionChanges changes, BiFunction<String, String, PresenceSnapshot> reader, Scheduler scheduler,
+			Duration check, Clock clock) {
+		this.reader = reader;
+		this.scheduler = scheduler;
+		this.clock = clock;
+		this.listening = changes.listen(this::changed);
+		this.checks = Flux.interval(check, check, scheduler).subscribe((tick) -> this.feeds.values().forEach(Feed::wake));
+	}
+
+	private void changed(@Nullable SessionChange change) {
+		if (change == null) {
+			this.feeds.values().forEach(Feed::wake);
+		}
+		else if (change.kind() == SessionChange.Kind.PRESENCE || change.kind() == SessionChange.Kind.CLEARED) {
+			Feed feed = this.feeds.get(new Key(change.contract(), change.session()));
+			if (feed != null) {
+				feed.wake();
+			}
+		}
+	}
+
+	/** A snapshot, then patches as presence changes; never completes. */
+	public Flux<PresenceUpdate> presence(String contract, String session) {
+		return Flux.defer(() -> {
+			Feed feed = acquire(new Key(contract, session));
+			PresenceSnapshot[] sent = { null };
+			return feed.ticks.asFlux()
+				.onBackpressureLatest()
+				.concatMap((tick) -> Mono.fromCallable(() -> {
+					PresenceSnapshot now = feed.current();
+					PresenceSnapshot before = sent[0];
+					sent[0] = now;
+					if (before == null) {
+						return new PresenceUpdate.Snapshot(now);
+					}
+					List<PresencePatch> patches = diff(before, now);
+					return patches.isEmpty() ? null : (PresenceUpdate) new PresenceUpdate.Patches(patches);
+				}).subscribeOn(this.scheduler), 1)
+				.doFinally((signal) -> release(feed));
+		});
+	}
+
+	private List<PresencePatch> diff(PresenceSnapshot before, PresenceSnapshot now) {
+		List<PresencePatch> patches = new ArrayList<>();
+		now.participants().forEach((participant, fields) -> {
+			Map<String, PresenceValue> old = before.participants().getOrDefault(participant, Map.of());
+			fields.forEach((field, value) -> {
+				if (!Objects.equals(old.get(field), value)) {
+					patches.add(new PresencePatch(participant, field, value.value(), value.at()));
+				}
+			});
+		});
+		before.participants().forEach((participant, fields) -> {
+			Map<String, PresenceValue> current = now.participants().getOrDefault(participant, Map.of());
+			fields.keySet().forEach((field) -> {
+				if (!current.containsKey(field)) {
+					patches.add(new PresencePatch(participant, field, null, this.clock.instant()));
+				}
+			});
+		});
+		return patches;
+	}
+
+	private Feed acquire(Key key) {
+		while (true) {
+			Feed feed = this.feeds.computeIfAbsent(key, Feed::new);
+			synchronized (feed) {
+				if (!feed.closed) {
+					feed.subscribers++;
+					return feed;
+				}
+			}
+		}
+	}
+
+	private void release(Feed feed) {
+		synchronized (feed) {
+			if (--feed.subscribers > 0) {
+				return;
+			}
+			feed.closed = true;
+		}
+		this.feeds.remove(feed.key, feed);
+	}
+
+	@Override
+	public void close() {
+		this.checks.dispose();
+		try {
+			this.listening.close();
+		}
+		catch (Exception ex) {
+			// nothing to release
+		}
+	}
+
+	private record Key(String contract, String session) {
+	}
+
+	private final class Feed {
+
+		final Key key;
+
+		final Sinks.Many<Long> ticks = Sinks.many().replay().latest();
+
+		@Nullable PresenceSnapshot snapshot;
+
+		int subscribers;
+
+		boolean closed;
+
+		boolean reading;
+
+		boolean again;
+
+		long tick;
+
+		Feed(Key key) {
+			this.key = key;
+			this.ticks.tryEmitNext(0L);
+		}
+
+		/** The latest presence read, reading it first when none was (on a store thread). */
+		PresenceSnapshot current() {
+			PresenceSnapshot current;
+			synchronized (this) {
+				current = this.snapshot;
+			}
+			if (current == null) {
+				current = PresenceFeeds.this.reader.apply(this.key.contract(), this.key.session());
+				synchronized (this) {
+					if (this.snapshot == null) {
+						this.snapshot = current;
+					}
+				}
+			}
+			return current;
+		}
+
+		void wake() {
+			synchronized (this) {
+				if (this.reading) {
+					this.again = true;
+					return;
+				}
+				this.reading = true;
+			}
+			Mono.fromRunnable(() -> {
+				PresenceSnapshot read = PresenceFeeds.this.reader.apply(this.key.contract(), this.key.session());
+				boolean changed;
+				synchronized (this) {
+					changed = !read.equals(this.snapshot);
+					this.snapshot = read;
+				}
+				done(changed);
+			}).subscribeOn(PresenceFeeds.this.scheduler).subscribe(null, (ex) -> {
+				logger.debug("Could not read the presence of session '" + this.key.session() + "'", ex);
+				done(false);
+			});
+		}
+
+		private void done(boolean changed) {
+			boolean more;
+			long next;
+			synchronized (this) {
+				more = this.again;
+				this.again = false;
+				this.reading = false;
+				next = changed ? ++this.tick : -1;
+			}
+			if (next >= 0) {
+				this.ticks.tryEmitNext(next);
+			}
+			if (more) {
+				wake();
+			}
+		}
+
+	}
+
+}

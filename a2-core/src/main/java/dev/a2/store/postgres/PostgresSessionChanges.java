@@ -1,0 +1,220 @@
+package dev.a2.store.postgres;
+
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.UUID;
+
+import javax.sql.DataSource;
+
+import dev.a2.live.SessionChange;
+import dev.a2.live.SessionChangeListeners;
+import dev.a2.live.SessionChanges;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
+import org.postgresql.PGConnection;
+import org.postgresql.PGNotification;
+
+import org.springframework.jdbc.core.JdbcTemplate;
+
+/**
+ * {@link SessionChanges} between instances through PostgreSQL {@code LISTEN/NOTIFY}.
+ * <p>
+ * One connection per instance listens, on a thread of its own, and comes back by itself when the
+ * database goes away. Notifications are sent after the change committed, by a second thread that
+ * coalesces what piled up meanwhile into one statement: a {@code NOTIFY} inside the append's own
+ * transaction would serialize every commit on PostgreSQL's notify queue lock. A change whose
+ * notification is lost (the instance died right after the commit) reaches the others by their poll.
+ * A notice reads {@code <kind>/<origin>/<contract>/<session>}; a session id has no {@code /}.
+ */
+public final class PostgresSessionChanges extends SessionChangeListeners implements SessionChanges {
+
+	private static final Log logger = LogFactory.getLog(PostgresSessionChanges.class);
+
+	/** The channel every instance listens on. */
+	public static final String CHANNEL = "a2_session";
+
+	private static final String NOTIFY = "SELECT pg_notify('" + CHANNEL + "', n) FROM unnest(?::text[]) AS n";
+
+	private static final int MAX_NOTICES = 1000;
+
+	private static final Duration WAIT = Duration.ofMillis(500);
+
+	private static final Duration CHECK_EVERY = Duration.ofSeconds(10);
+
+	private static final Duration RECONNECT_MAX = Duration.ofSeconds(5);
+
+	private final DataSource dataSource;
+
+	private final JdbcTemplate jdbc;
+
+	private final String origin = UUID.randomUUID().toString().substring(0, 12);
+
+	private final LinkedHashSet<String> pending = new LinkedHashSet<>();
+
+	private final Thread listener;
+
+	private final Thread notifier;
+
+	private volatile boolean connected;
+
+	private volatile boolean closed;
+
+	private volatile @Nullable Connection connection;
+
+	public PostgresSessionChanges(DataSource dataSource) {
+		this.dataSource = dataSource;
+		this.jdbc = new JdbcTemplate(dataSource);
+		this.listener = new Thread(this::listenLoop, "a2-listen");
+		this.listener.setDaemon(true);
+		this.notifier = new Thread(this::notifyLoop, "a2-notify");
+		this.notifier.setDaemon(true);
+		this.listener.start();
+		this.notifier.start();
+	}
+
+	@Override
+	public void publish(SessionChange.Kind kind, String contract, String session) {
+		tell(new SessionChange(kind, contract, session, true));
+		synchronized (this.pending) {
+			this.pending.add(kind.code() + "/" + this.origin + "/" + contract + "/" + session);
+			this.pending.notifyAll();
+		}
+	}
+
+	@Override
+	public boolean connected() {
+		return this.connected;
+	}
+
+	private void notifyLoop() {
+		while (!this.closed) {
+			List<String> notices = new ArrayList<>();
+			synchronized (this.pending) {
+				while (this.pending.isEmpty() && !this.closed) {
+					try {
+						this.pending.wait();
+					}
+					catch (InterruptedException ex) {
+						return;
+					}
+				}
+				var iterator = this.pending.iterator();
+				while (iterator.hasNext() && notices.size() < MAX_NOTICES) {
+					notices.add(iterator.next());
+					iterator.remove();
+				}
+			}
+			if (notices.isEmpty()) {
+				continue;
+			}
+			try {
+				this.jdbc.query(NOTIFY, (rs) -> {
+				}, (Object) notices.toArray(String[]::new));
+			}
+			catch (RuntimeException ex) {
+				// the other instances find these changes by their poll
+				logger.debug("Could not notify other instances of " + notices.size() + " changed sessions", ex);
+			}
+		}
+	}
+
+	private void listenLoop() {
+		long backoff = 250;
+		while (!this.closed) {
+			try (Connection listening = this.dataSource.getConnection()) {
+				this.connection = listening;
+				listening.setAutoCommit(true);
+				try (Statement statement = listening.createStatement()) {
+					statement.execute("LISTEN " + CHANNEL);
+				}
+				PGConnection pg = listening.unwrap(PGConnection.class);
+				this.connected = true;
+				backoff = 250;
+				tell(null);
+				long checked = System.nanoTime();
+				while (!this.closed) {
+					PGNotification[] notifications = pg.getNotifications((int) WAIT.toMillis());
+					if (notifications != null) {
+						for (PGNotification notification : notifications) {
+							receive(notification.getParameter());
+						}
+					}
+					if (System.nanoTime() - checked > CHECK_EVERY.toNanos()) {
+						// a connection cut without a word (a half-open socket) shows itself only when used
+						try (Statement statement = listening.createStatement()) {
+							statement.execute("SELECT 1");
+						}
+						checked = System.nanoTime();
+					}
+				}
+			}
+			catch (SQLException | RuntimeException ex) {
+				if (this.closed) {
+					return;
+				}
+				if (this.connected) {
+					logger.warn("Lost the connection that listens for changes of other instances; reconnecting, and "
+							+ "polling meanwhile: " + ex.getMessage());
+				}
+				else {
+					logger.debug("Could not listen for changes of other instances", ex);
+				}
+			}
+			finally {
+				this.connection = null;
+			}
+			if (this.connected) {
+				this.connected = false;
+				tell(null);
+			}
+			try {
+				Thread.sleep(backoff);
+			}
+			catch (InterruptedException ex) {
+				return;
+			}
+			backoff = Math.min(backoff * 2, RECONNECT_MAX.toMillis());
+		}
+	}
+
+	private void receive(String notice) {
+		// kind / origin / contract / session
+		int first = notice.indexOf('/');
+		int second = notice.indexOf('/', first + 1);
+		int third = notice.indexOf('/', second + 1);
+		if (first != 1 || second < 0 || third < 0) {
+			return;
+		}
+		SessionChange.Kind kind = SessionChange.Kind.of(notice.charAt(0));
+		if (kind == null || notice.regionMatches(2, this.origin, 0, this.origin.length()) && second - 2 == this.origin.length()) {
+			// our own changes were told when they were published
+			return;
+		}
+		tell(new SessionChange(kind, notice.substring(second + 1, third), notice.substring(third + 1), false));
+	}
+
+	@Override
+	public void close() {
+		this.closed = true;
+		synchronized (this.pending) {
+			this.pending.notifyAll();
+		}
+		this.listener.interrupt();
+		Connection listening = this.connection;
+		if (listening != null) {
+			try {
+				listening.abort(Runnable::run);
+			}
+			catch (SQLException ex) {
+				// closing anyway
+			}
+		}
+	}
+
+}

@@ -1,0 +1,322 @@
+package dev.a2.wire;
+
+import java.io.StringWriter;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.Consumer;
+
+import dev.a2.A2Exception;
+import dev.a2.Cause;
+import dev.a2.ErrorCode;
+import dev.a2.Event;
+import dev.a2.NewEvent;
+import dev.a2.store.StoredEvent;
+import org.jspecify.annotations.Nullable;
+import tools.jackson.core.JacksonException;
+import tools.jackson.core.JsonGenerator;
+import tools.jackson.core.StreamReadConstraints;
+import tools.jackson.core.StreamReadFeature;
+import tools.jackson.core.json.JsonFactory;
+import tools.jackson.databind.DeserializationFeature;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+
+/**
+ * Writes and reads A2's JSON. Events read from the store are written with their stored payload text
+ * as it is, so a stream never binds and re-serializes payloads; everything else (state, presence
+ * values, the events a push answers) is written with the application's mapper.
+ */
+public final class Wire {
+
+	private final JsonMapper mapper;
+
+	private final JsonMapper reader;
+
+	private final WireLimits limits;
+
+	/**
+	 * @param mapper the application's mapper, for payloads, state and presence values
+	 * @param limits what a body or frame may hold
+	 */
+	public Wire(JsonMapper mapper, WireLimits limits) {
+		this.mapper = mapper;
+		this.limits = limits;
+		StreamReadConstraints constraints = StreamReadConstraints.builder()
+			.maxNestingDepth(limits.maxDepth())
+			.maxStringLength(limits.maxStringLength())
+			.maxNameLength(Math.min(limits.maxStringLength(), 50_000))
+			.maxDocumentLength(limits.maxBytes())
+			.build();
+		this.reader = JsonMapper.builder(JsonFactory.builder().streamReadConstraints(constraints).build())
+			.enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION)
+			.enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
+			.build();
+	}
+
+	public WireLimits limits() {
+		return this.limits;
+	}
+
+	public JsonMapper mapper() {
+		return this.mapper;
+	}
+
+	// --- reading
+
+	/**
+	 * Reads a body or frame as a JSON object.
+	 * @throws A2Exception {@code PAYLOAD_TOO_LARGE} over the byte limit, {@code INVALID_PAYLOAD} when it is
+	 * not one JSON object within the limits (saying what is wrong)
+	 */
+	public JsonNode readObject(byte[] json, String what) {
+		if (json.length > this.limits.maxBytes()) {
+			throw tooLarge(what, json.length);
+		}
+		if (json.length == 0) {
+			throw invalid(what + " is empty; expected a JSON object");
+		}
+		JsonNode node;
+		try {
+			node = this.reader.readTree(json);
+		}
+		catch (JacksonException ex) {
+			throw invalid(what + " is not valid JSON: " + firstLine(ex.getOriginalMessage()));
+		}
+		if (node == null || !node.isObject()) {
+			throw invalid(what + " must be a JSON object");
+		}
+		return node;
+	}
+
+	public A2Exception tooLarge(String what, long bytes) {
+		return new A2Exception(ErrorCode.PAYLOAD_TOO_LARGE,
+				what + " has " + bytes + " bytes or more; at most " + this.limits.maxBytes() + " are accepted");
+	}
+
+	/** The events of a push body or frame: {@code "events":[{"type","payload","id"?}]}. */
+	public List<NewEvent> readEvents(JsonNode body) {
+		JsonNode events = body.get("events");
+		if (events == null || !events.isArray() || events.isEmpty()) {
+			throw invalid("events must be a non-empty array of {\"type\",\"payload\",\"id\"?}");
+		}
+		if (events.size() > this.limits.maxEvents()) {
+			throw invalid("events has " + events.size() + " events; one push takes at most " + this.limits.maxEvents());
+		}
+		List<NewEvent> read = new ArrayList<>(events.size());
+		for (int i = 0; i < events.size(); i++) {
+			JsonNode event = events.get(i);
+			String where = "events[" + i + "]";
+			if (!event.isObject()) {
+				throw invalid(where + " must be an object {\"type\",\"payload\",\"id\"?}");
+			}
+			JsonNode type = event.get("type");
+			if (type == null || !type.isString() || type.asString().isEmpty()) {
+				throw invalid(where + ".type must be a non-empty string");
+			}
+			JsonNode id = event.get("id");
+			if (id != null && !id.isNull() && !id.isString()) {
+				throw invalid(where + ".id must be a string when present");
+			}
+			JsonNode payload = event.get("payload");
+			read.add(new NewEvent(type.asString(), (payload == null || payload.isNull()) ? null : payload,
+					(id == null || id.isNull()) ? null : id.asString()));
+		}
+		return read;
+	}
+
+	/** A non-empty string member, else {@code INVALID_PAYLOAD} naming it. */
+	public static String requiredString(JsonNode node, String name, String where) {
+		JsonNode value = node.get(name);
+		if (value == null || !value.isString() || value.asString().isEmpty()) {
+			throw invalid(where + name + " must be a non-empty string");
+		}
+		return value.asString();
+	}
+
+	// --- writing
+
+	/** {@code {"events":[…]}} of events read from the store. */
+	public String events(List<StoredEvent> events) {
+		return write((json) -> {
+			json.writeStartObject();
+			json.writeName("events");
+			writeStored(json, events);
+			json.writeEndObject();
+		});
+	}
+
+	/** {@code {"events":[…]}} of events a push stored. */
+	public String pushed(List<Event> events) {
+		return write((json) -> {
+			json.writeStartObject();
+			json.writeName("events");
+			json.writeStartArray();
+			for (Event event : events) {
+				writeEvent(json, event.index(), event.id(), event.type(), event.createdAt().toString(), event.cause());
+				json.writeName("payload");
+				json.writePOJO(event.payload());
+				json.writeEndObject();
+			}
+			json.writeEndArray();
+			json.writeEndObject();
+		});
+	}
+
+	/** {@code {"events":[…],"head":H}}: a page of history. */
+	public String page(List<StoredEvent> events, long head) {
+		return write((json) -> {
+			json.writeStartObject();
+			json.writeName("events");
+			writeStored(json, events);
+			json.writeNumberProperty("head", head);
+			json.writeEndObject();
+		});
+	}
+
+	/** {@code {"index":I,"state":…}}. */
+	public String state(long index, @Nullable Object state) {
+		return write((json) -> {
+			json.writeStartObject();
+			json.writeNumberProperty("index", index);
+			json.writeName("state");
+			json.writePOJO(state);
+			json.writeEndObject();
+		});
+	}
+
+	/** {@code {"index":C}}: where the session was cleared. */
+	public String cleared(long index) {
+		return write((json) -> {
+			json.writeStartObject();
+			json.writeNumberProperty("index", index);
+			json.writeEndObject();
+		});
+	}
+
+	/** {@code {"error":{"code","message"}}}. */
+	public String error(ErrorCode code, String message) {
+		return write((json) -> {
+			json.writeStartObject();
+			json.writeName("error");
+			writeError(json, code, message);
+			json.writeEndObject();
+		});
+	}
+
+	/** Any value, with the application's mapper. */
+	public String value(@Nullable Object value) {
+		return this.mapper.writeValueAsString(value);
+	}
+
+	// --- socket frames
+
+	/** {@code {"type":T,"session":S,…}}, the rest written by {@code members}. */
+	public String frame(String type, @Nullable String session, Consumer<JsonGenerator> members) {
+		return write((json) -> {
+			json.writeStartObject();
+			json.writeStringProperty("type", type);
+			if (session != null) {
+				json.writeStringProperty("session", session);
+			}
+			members.accept(json);
+			json.writeEndObject();
+		});
+	}
+
+	public String eventsFrame(String session, List<StoredEvent> events) {
+		return frame("events", session, (json) -> {
+			json.writeName("events");
+			writeStored(json, events);
+		});
+	}
+
+	public String ackFrame(@Nullable String ref, List<Event> events) {
+		return frame("ack", null, (json) -> {
+			writeRef(json, ref);
+			json.writeName("events");
+			json.writeStartArray();
+			for (Event event : events) {
+				json.writeStartObject();
+				json.writeNumberProperty("index", event.index());
+				json.writeStringProperty("id", event.id());
+				json.writeEndObject();
+			}
+			json.writeEndArray();
+		});
+	}
+
+	public String errorFrame(@Nullable String ref, @Nullable String session, ErrorCode code, String message) {
+		return frame("error", session, (json) -> {
+			writeRef(json, ref);
+			json.writeName("error");
+			writeError(json, code, message);
+		});
+	}
+
+	private static void writeRef(JsonGenerator json, @Nullable String ref) {
+		if (ref != null) {
+			json.writeStringProperty("ref", ref);
+		}
+	}
+
+	private static void writeError(JsonGenerator json, ErrorCode code, String message) {
+		json.writeStartObject();
+		json.writeStringProperty("code", code.name());
+		json.writeStringProperty("message", message);
+		json.writeEndObject();
+	}
+
+	/** The events as a JSON array, inside a generator already writing. */
+	public void writeStored(JsonGenerator json, List<StoredEvent> events) {
+		json.writeStartArray();
+		for (StoredEvent event : events) {
+			writeEvent(json, event.index(), event.id(), event.type(), event.createdAt().toString(), event.cause());
+			json.writeName("payload");
+			json.writeRawValue(event.payload());
+			json.writeEndObject();
+		}
+		json.writeEndArray();
+	}
+
+	/** Opens an event object and writes all but its payload. */
+	private static void writeEvent(JsonGenerator json, long index, String id, String type, String createdAt,
+			@Nullable Cause cause) {
+		json.writeStartObject();
+		json.writeNumberProperty("index", index);
+		json.writeStringProperty("id", id);
+		json.writeStringProperty("type", type);
+		json.writeStringProperty("createdAt", createdAt);
+		if (cause != null) {
+			json.writeName("cause");
+			json.writeStartObject();
+			json.writeStringProperty("consumer", cause.consumer());
+			if (cause.lane() != null) {
+				json.writeStringProperty("lane", cause.lane());
+			}
+			json.writeNumberProperty("index", cause.index());
+			json.writeNumberProperty("attempt", cause.attempt());
+			json.writeEndObject();
+		}
+	}
+
+	private String write(Consumer<JsonGenerator> writer) {
+		StringWriter out = new StringWriter(256);
+		try (JsonGenerator json = this.mapper.createGenerator(out)) {
+			writer.accept(json);
+		}
+		return out.toString();
+	}
+
+	private static A2Exception invalid(String message) {
+		return new A2Exception(ErrorCode.INVALID_PAYLOAD, message);
+	}
+
+	private static String firstLine(@Nullable String message) {
+		if (message == null) {
+			return "it cannot be read";
+		}
+		int newline = message.indexOf('\n');
+		return (newline < 0) ? message : message.substring(0, newline);
+	}
+
+}

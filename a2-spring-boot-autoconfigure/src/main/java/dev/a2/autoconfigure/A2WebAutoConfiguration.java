@@ -1,0 +1,173 @@
+package dev.a2.autoconfigure;
+
+import java.util.Map;
+
+import dev.a2.A2Server;
+import dev.a2.live.PresenceFeeds;
+import dev.a2.live.SessionFeeds;
+import dev.a2.web.A2Authorizer;
+import dev.a2.web.A2Routes;
+import dev.a2.web.A2SocketHandler;
+import dev.a2.web.A2WebExceptionHandler;
+import dev.a2.web.A2WebSettings;
+import dev.a2.web.LiveConnections;
+import dev.a2.web.SocketHandshake;
+import dev.a2.wire.Wire;
+import dev.a2.wire.WireLimits;
+import io.micrometer.observation.ObservationRegistry;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import reactor.core.scheduler.Scheduler;
+import reactor.core.scheduler.Schedulers;
+import reactor.netty.http.server.WebsocketServerSpec;
+import tools.jackson.databind.json.JsonMapper;
+
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.core.annotation.Order;
+import org.springframework.web.reactive.function.server.RouterFunction;
+import org.springframework.web.reactive.function.server.ServerResponse;
+import org.springframework.web.reactive.handler.SimpleUrlHandlerMapping;
+import org.springframework.web.reactive.socket.server.support.HandshakeWebSocketService;
+import org.springframework.web.reactive.socket.server.upgrade.ReactorNettyRequestUpgradeStrategy;
+
+/**
+ * A2's endpoints (§10) in a WebFlux application: the routes under {@code a2.web.base-path}, the
+ * SSE streams and the socket, fed from the store on a bounded scheduler of their own. Each bean
+ * backs off to the application's.
+ */
+@AutoConfiguration(after = A2AutoConfiguration.class)
+@ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.REACTIVE)
+@ConditionalOnClass({ RouterFunction.class, A2Server.class })
+@ConditionalOnBean(A2Server.class)
+@ConditionalOnBooleanProperty(name = "a2.web.enabled", matchIfMissing = true)
+public final class A2WebAutoConfiguration {
+
+	private static final Log logger = LogFactory.getLog(A2WebAutoConfiguration.class);
+
+	/** Spring Security in a WebFlux application: its filter chain's type. */
+	static final String SECURITY = "org.springframework.security.web.server.SecurityWebFilterChain";
+
+	/** Store calls of the endpoints: bounded threads and a bounded queue, never an event loop. */
+	@Bean(destroyMethod = "dispose")
+	@ConditionalOnMissingBean(name = "a2StoreScheduler")
+	Scheduler a2StoreScheduler(A2Properties properties) {
+		return Schedulers.newBoundedElastic(properties.getWeb().getStoreThreads(), 100_000, "a2-store");
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	Wire a2Wire(ObjectProvider<JsonMapper> jsonMapper, A2Properties properties) {
+		A2Properties.Web web = properties.getWeb();
+		return new Wire(jsonMapper.getIfUnique(() -> JsonMapper.builder().build()),
+				new WireLimits((int) web.getMaxPushBytes().toBytes(), web.getMaxJsonDepth(), web.getMaxStringLength(),
+						web.getMaxEventsPerPush()));
+	}
+
+	@Bean(destroyMethod = "close")
+	@ConditionalOnMissingBean
+	SessionFeeds a2SessionFeeds(A2Server server, Scheduler a2StoreScheduler, A2Properties properties) {
+		return new SessionFeeds(server.eventStore(), server.changes(), a2StoreScheduler, properties.getWeb().getPoll());
+	}
+
+	@Bean(destroyMethod = "close")
+	@ConditionalOnMissingBean
+	PresenceFeeds a2PresenceFeeds(A2Server server, Scheduler a2StoreScheduler, A2Properties properties) {
+		return new PresenceFeeds(server.changes(), (contract, session) -> server.session(contract, session).presence(),
+				a2StoreScheduler, properties.getWeb().getPoll(), server.clock());
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	LiveConnections a2LiveConnections() {
+		return new LiveConnections();
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	A2Routes a2Routes(A2Server server, Wire wire, SessionFeeds feeds, PresenceFeeds presence, A2Authorizer authorizer,
+			Scheduler a2StoreScheduler, A2Properties properties, ObjectProvider<ObservationRegistry> observations,
+			LiveConnections connections) {
+		return new A2Routes(server, wire, feeds, presence, authorizer, a2StoreScheduler, settings(properties),
+				observations.getIfUnique(() -> ObservationRegistry.NOOP), connections);
+	}
+
+	@Bean
+	@ConditionalOnMissingBean(name = "a2RouterFunction")
+	RouterFunction<ServerResponse> a2RouterFunction(A2Routes routes) {
+		return routes.routes();
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	A2SocketHandler a2SocketHandler(A2Server server, Wire wire, SessionFeeds feeds, PresenceFeeds presence,
+			A2Authorizer authorizer, Scheduler a2StoreScheduler, A2Properties properties,
+			ObjectProvider<ObservationRegistry> observations, LiveConnections connections) {
+		return new A2SocketHandler(server, wire, feeds, presence, authorizer, a2StoreScheduler, settings(properties),
+				observations.getIfUnique(() -> ObservationRegistry.NOOP), connections);
+	}
+
+	@Bean
+	@ConditionalOnMissingBean(name = "a2SocketMapping")
+	SimpleUrlHandlerMapping a2SocketMapping(A2SocketHandler handler, A2Properties properties) {
+		A2Properties.Web web = properties.getWeb();
+		// frames up to twice the limit reach the handler, which answers them with an error frame;
+		// beyond that the socket is closed (1009), as the frame cannot be read to answer it
+		int maxFrame = (int) Math.min(Integer.MAX_VALUE, web.getMaxPushBytes().toBytes() * 2);
+		HandshakeWebSocketService service = new HandshakeWebSocketService(new ReactorNettyRequestUpgradeStrategy(
+				() -> WebsocketServerSpec.builder().maxFramePayloadLength(maxFrame).handlePing(true)));
+		SocketHandshake handshake = new SocketHandshake(service, handler, web.getAllowedOrigins());
+		String path = settings(properties).basePath() + "/*/socket";
+		return new SimpleUrlHandlerMapping(Map.of(path, handshake), -2);
+	}
+
+	@Bean
+	@Order(-2)
+	@ConditionalOnMissingBean
+	A2WebExceptionHandler a2WebExceptionHandler(ObjectProvider<JsonMapper> jsonMapper) {
+		return new A2WebExceptionHandler(jsonMapper.getIfUnique(() -> JsonMapper.builder().build()));
+	}
+
+	private static A2WebSettings settings(A2Properties properties) {
+		A2Properties.Web web = properties.getWeb();
+		return new A2WebSettings(web.getBasePath(), web.getPing(), web.getMaxSubscriptionsPerSocket(), web.getAllowedOrigins());
+	}
+
+	/** With Spring Security: only authenticated callers. */
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnClass(name = SECURITY)
+	static final class SecuredAuthorization {
+
+		@Bean
+		@ConditionalOnMissingBean
+		A2Authorizer a2Authorizer() {
+			return AuthenticatedCallers.AUTHORIZER;
+		}
+
+	}
+
+	/** Without Spring Security: everyone, said once at start-up. */
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnMissingClass(SECURITY)
+	static final class OpenAuthorization {
+
+		@Bean
+		@ConditionalOnMissingBean
+		A2Authorizer a2Authorizer(A2Properties properties) {
+			logger.warn("A2's endpoints under " + properties.getWeb().getBasePath() + " are open to every caller: "
+					+ "define an A2Authorizer bean (or add Spring Security) to decide who may read, push, write "
+					+ "presence and clear");
+			return A2Authorizer.permitAll();
+		}
+
+	}
+
+}

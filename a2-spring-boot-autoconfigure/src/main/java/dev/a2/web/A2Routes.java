@@ -1,0 +1,60 @@
+package dev.a2.web;
+
+import dev.a2.A2Server;
+import dev.a2.live.PresenceFeeds;
+import dev.a2.live.SessionFeeds;
+import dev.a2.wire.Wire;
+import io.micrometer.observation.ObservationRegistry;
+import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Scheduler;
+
+import org.springframework.web.reactive.function.server.HandlerFunction;
+import org.springframework.web.reactive.function.server.RouterFunction;
+import org.springframework.web.reactive.function.server.RouterFunctions;
+import org.springframework.web.reactive.function.server.ServerResponse;
+
+/**
+ * The routes of §10 under the base path: push, history, stream, state, presence and clear of a
+ * session. Every store call runs on the store scheduler, never on an event loop; every failure answers
+ * {@code {"error":{"code","message"}}} with its status.
+ */
+public final class A2Routes {
+
+	private final SessionHandlers sessions;
+
+	private final StreamHandler streams;
+
+	private final Wire wire;
+
+	private final String basePath;
+
+	public A2Routes(A2Server server, Wire wire, SessionFeeds feeds, PresenceFeeds presence, A2Authorizer authorizer,
+			Scheduler scheduler, A2WebSettings settings, ObservationRegistry observations, LiveConnections connections) {
+		Access access = new Access(authorizer);
+		this.wire = wire;
+		this.basePath = settings.basePath();
+		this.sessions = new SessionHandlers(server, wire, access, scheduler, observations);
+		this.streams = new StreamHandler(server, wire, feeds, presence, access, scheduler, settings, observations,
+				connections);
+	}
+
+	public RouterFunction<ServerResponse> routes() {
+		String session = this.basePath + "/{contract}/sessions/{session}";
+		return RouterFunctions.route()
+			.POST(session + "/events", deferred(this.sessions::push))
+			.GET(session + "/events", deferred(this.sessions::history))
+			.GET(session + "/stream", deferred(this.streams::stream))
+			.GET(session + "/state/{reducer}", deferred(this.sessions::state))
+			.GET(session + "/presence", deferred(this.sessions::presence))
+			.PUT(session + "/presence", deferred(this.sessions::writePresence))
+			.DELETE(session, deferred(this.sessions::clear))
+			.onError(Throwable.class, (ex, request) -> WebErrors.response(ex, this.wire))
+			.build();
+	}
+
+	/** Handlers check their path and parameters before any store call: what they throw answers as an error. */
+	private static HandlerFunction<ServerResponse> deferred(HandlerFunction<ServerResponse> handler) {
+		return (request) -> Mono.defer(() -> handler.handle(request));
+	}
+
+}

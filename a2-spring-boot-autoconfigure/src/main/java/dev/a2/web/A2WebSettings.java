@@ -1,0 +1,21 @@
+package dev.a2.web;
+
+import java.time.Duration;
+import java.util.List;
+
+/**
+ * How A2's endpoints behave.
+ *
+ * @param basePath where the routes live, such as {@code /a2}
+ * @param ping how often an idle stream or socket is pinged
+ * @param maxSubscriptionsPerSocket how many sessions one socket may follow at once
+ * @param allowedOrigins origin patterns a WebSocket handshake may come from besides the server's own
+ */
+public record A2WebSettings(String basePath, Duration ping, int maxSubscriptionsPerSocket, List<String> allowedOrigins) {
+
+	public A2WebSettings {
+		basePath = basePath.endsWith("/") ? basePath.substring(0, basePath.length() - 1) : basePath;
+		allowedOrigins = List.copyOf(allowedOrigins);
+	}
+
+}

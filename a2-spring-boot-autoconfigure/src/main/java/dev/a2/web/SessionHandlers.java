@@ -1,0 +1,176 @@
+package dev.a2.web;
+
+import java.security.Principal;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.Callable;
+
+import dev.a2.A2Exception;
+import dev.a2.A2Observations;
+import dev.a2.A2Server;
+import dev.a2.ErrorCode;
+import dev.a2.Event;
+import dev.a2.NewEvent;
+import dev.a2.PresenceWrite;
+import dev.a2.Session;
+import dev.a2.SessionState;
+import dev.a2.store.StoredPage;
+import dev.a2.wire.Wire;
+import io.micrometer.observation.Observation;
+import io.micrometer.observation.ObservationRegistry;
+import org.jspecify.annotations.Nullable;
+import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Scheduler;
+import tools.jackson.databind.JsonNode;
+
+import org.springframework.core.io.buffer.DataBuffer;
+import org.springframework.core.io.buffer.DataBufferUtils;
+import org.springframework.http.MediaType;
+import org.springframework.web.reactive.function.server.ServerRequest;
+import org.springframework.web.reactive.function.server.ServerResponse;
+
+/** Push, history, state, presence and clear of one session per request. */
+final class SessionHandlers {
+
+	private final A2Server server;
+
+	private final Wire wire;
+
+	private final Access access;
+
+	private final Scheduler scheduler;
+
+	private final ObservationRegistry observations;
+
+	SessionHandlers(A2Server server, Wire wire, Access access, Scheduler scheduler, ObservationRegistry observations) {
+		this.server = server;
+		this.wire = wire;
+		this.access = access;
+		this.scheduler = scheduler;
+		this.observations = observations;
+	}
+
+	Mono<ServerResponse> push(ServerRequest request) {
+		Session session = session(request);
+		return body(request).flatMap((body) -> json(request, A2Permission.PUSH, session, (caller) -> {
+			JsonNode envelope = this.wire.readObject(body, "the body");
+			List<NewEvent> events = this.wire.readEvents(envelope);
+			PresenceWrite presence = PresenceWrites.read(envelope.get("presence"), caller, "presence.");
+			List<Event> stored = Observation.createNotStarted(A2Observations.PUSH, this.observations)
+				.lowCardinalityKeyValue(A2Observations.CONTRACT, session.contract().name())
+				.highCardinalityKeyValue(A2Observations.SESSION, session.id())
+				.observe(() -> session.append(events, presence));
+			return this.wire.pushed(stored);
+		}));
+	}
+
+	Mono<ServerResponse> history(ServerRequest request) {
+		Session session = session(request);
+		long after = longParam(request, "after", 0);
+		long limit = longParam(request, "limit", 100);
+		if (limit < 1 || limit > Session.MAX_HISTORY_LIMIT) {
+			throw new A2Exception(ErrorCode.INVALID_PAYLOAD, "limit must be 1-" + Session.MAX_HISTORY_LIMIT + ", was " + limit);
+		}
+		return json(request, A2Permission.READ, session, (caller) -> {
+			StoredPage page = this.server.eventStore().history(session.contract().name(), session.id(), after, (int) limit);
+			return this.wire.page(page.events(), page.head());
+		});
+	}
+
+	Mono<ServerResponse> state(ServerRequest request) {
+		Session session = session(request);
+		String reducer = request.pathVariable("reducer");
+		session.contract().reducer(reducer);
+		return json(request, A2Permission.READ, session, (caller) -> {
+			SessionState<?> state = session.state(reducer);
+			return this.wire.state(state.index(), state.state());
+		});
+	}
+
+	Mono<ServerResponse> presence(ServerRequest request) {
+		Session session = session(request);
+		return json(request, A2Permission.READ, session, (caller) -> this.wire.value(session.presence()));
+	}
+
+	Mono<ServerResponse> writePresence(ServerRequest request) {
+		Session session = session(request);
+		return body(request).flatMap((body) -> json(request, A2Permission.PRESENCE, session, (caller) -> {
+			PresenceWrite write = PresenceWrites.read(this.wire.readObject(body, "the body"), caller, "");
+			return this.wire.value(java.util.Map.of("patches", session.presence(write)));
+		}));
+	}
+
+	Mono<ServerResponse> clear(ServerRequest request) {
+		Session session = session(request);
+		Optional<String> ifLastIndex = request.queryParam("ifLastIndex");
+		long expected = ifLastIndex.isPresent() ? longParam(request, "ifLastIndex", 0) : -1;
+		return json(request, A2Permission.CLEAR, session, (caller) -> {
+			long marker = (expected >= 0) ? session.clear(expected) : session.clear();
+			return this.wire.cleared(marker);
+		});
+	}
+
+	/** The session of the path; fails at once (no store call) on an unknown contract or a bad id. */
+	private Session session(ServerRequest request) {
+		return this.server.session(request.pathVariable("contract"), request.pathVariable("session"));
+	}
+
+	/** Authorizes, then runs {@code work} on a store thread, and answers its JSON. */
+	private Mono<ServerResponse> json(ServerRequest request, A2Permission permission, Session session,
+			Work work) {
+		return request.principal()
+			.map(Optional::of)
+			.defaultIfEmpty(Optional.empty())
+			.flatMap((caller) -> Mono.fromCallable((Callable<String>) () -> {
+				this.access.check(caller.orElse(null), permission, session.contract().name(), session.id());
+				return work.run(caller.orElse(null));
+			}).subscribeOn(this.scheduler))
+			.flatMap((json) -> ServerResponse.ok().contentType(MediaType.APPLICATION_JSON).bodyValue(json));
+	}
+
+	/** The body's bytes, refused past the limit before it is all read. */
+	private Mono<byte[]> body(ServerRequest request) {
+		long length = request.headers().contentLength().orElse(-1);
+		if (length > this.wire.limits().maxBytes()) {
+			return Mono.error(this.wire.tooLarge("the body", length));
+		}
+		return DataBufferUtils.join(request.bodyToFlux(DataBuffer.class), this.wire.limits().maxBytes())
+			.map((buffer) -> {
+				byte[] bytes = new byte[buffer.readableByteCount()];
+				buffer.read(bytes);
+				DataBufferUtils.release(buffer);
+				return bytes;
+			})
+			.defaultIfEmpty(new byte[0]);
+	}
+
+	static long longParam(ServerRequest request, String name, long absent) {
+		Optional<String> value = request.queryParam(name);
+		if (value.isEmpty()) {
+			return absent;
+		}
+		return wholeNumber(value.get(), name);
+	}
+
+	static long wholeNumber(String value, String name) {
+		try {
+			long number = Long.parseLong(value);
+			if (number >= 0) {
+				return number;
+			}
+		}
+		catch (NumberFormatException ex) {
+			// answered below
+		}
+		throw new A2Exception(ErrorCode.INVALID_PAYLOAD, name + " must be a whole number of 0 or more, was '"
+				+ (value.length() > 40 ? value.substring(0, 40) + "…" : value) + "'");
+	}
+
+	@FunctionalInterface
+	interface Work {
+
+		String run(@Nullable Principal caller) throws Exception;
+
+	}
+
+}

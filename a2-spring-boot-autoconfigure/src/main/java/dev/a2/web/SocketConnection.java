@@ -1,0 +1,255 @@
+package dev.a2.web;
+
+import java.security.Principal;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+
+import dev.a2.A2Exception;
+import dev.a2.A2Observations;
+import dev.a2.A2Server;
+import dev.a2.ErrorCode;
+import dev.a2.Event;
+import dev.a2.NewEvent;
+import dev.a2.PresenceWrite;
+import dev.a2.Session;
+import dev.a2.live.FeedItem;
+import dev.a2.live.PresenceFeeds;
+import dev.a2.live.PresenceUpdate;
+import dev.a2.live.SessionFeeds;
+import dev.a2.wire.Wire;
+import io.micrometer.observation.Observation;
+import io.micrometer.observation.ObservationRegistry;
+import org.jspecify.annotations.Nullable;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+import reactor.core.publisher.Sinks;
+import reactor.core.scheduler.Scheduler;
+import reactor.util.concurrent.Queues;
+import tools.jackson.databind.JsonNode;
+
+import org.springframework.web.reactive.socket.CloseStatus;
+import org.springframework.web.reactive.socket.WebSocketMessage;
+import org.springframework.web.reactive.socket.WebSocketSession;
+
+/**
+ * One socket: reads frames one at a time, answers each (an error frame for a bad one, keeping the
+ * socket open), and sends the frames of the sessions it follows. What it sends is bounded: session
+ * frames are read from the feeds only as the socket takes them, and answers wait in a bounded queue
+ * (a client that sends without ever reading is closed with 1008).
+ */
+final class SocketConnection {
+
+	/** Answers not yet sent before the client is considered not to read. */
+	private static final int PENDING_ANSWERS = 256;
+
+	record Shared(A2Server server, Wire wire, SessionFeeds feeds, PresenceFeeds presence, Access access,
+			Scheduler scheduler, A2WebSettings settings, ObservationRegistry observations, LiveConnections connections) {
+	}
+
+	private final Shared shared;
+
+	private final WebSocketSession socket;
+
+	private final String contract;
+
+	private final @Nullable Principal caller;
+
+	private final Sinks.Many<String> answers = Sinks.many().unicast().onBackpressureBuffer(Queues.<String>get(PENDING_ANSWERS).get());
+
+	private final Sinks.Many<Flux<String>> followed = Sinks.many().unicast().onBackpressureBuffer();
+
+	/** Session id → what ends its subscription. */
+	private final Map<String, Sinks.Empty<Void>> subscriptions = new ConcurrentHashMap<>();
+
+	private volatile long lastSent = System.nanoTime();
+
+	SocketConnection(Shared shared, WebSocketSession socket, String contract, @Nullable Principal caller) {
+		this.shared = shared;
+		this.socket = socket;
+		this.contract = contract;
+		this.caller = caller;
+	}
+
+	Mono<Void> run() {
+		this.shared.server().contract(this.contract);
+		Duration ping = this.shared.settings().ping();
+		Flux<String> pings = Flux.interval(ping, ping)
+			.onBackpressureDrop()
+			.filter((tick) -> System.nanoTime() - this.lastSent >= ping.toNanos() / 2)
+			.map((tick) -> "{\"type\":\"ping\"}");
+		Flux<String> outbound = Flux.merge(1, this.answers.asFlux(),
+				this.followed.asFlux().flatMap((frames) -> frames, this.shared.settings().maxSubscriptionsPerSocket() + 1, 1),
+				pings);
+		Mono<Void> input = this.socket.receive().concatMap(this::handle, 1).then();
+		Mono<Void> output = this.socket.send(outbound.doOnNext((frame) -> this.lastSent = System.nanoTime())
+			.map(this.socket::textMessage));
+		return Mono.firstWithSignal(input, output)
+			.doOnSubscribe((subscription) -> this.shared.connections().sockets.incrementAndGet())
+			.doFinally((signal) -> {
+				this.shared.connections().sockets.decrementAndGet();
+				this.subscriptions.values().forEach(Sinks.Empty::tryEmitEmpty);
+			});
+	}
+
+	private Mono<Void> handle(WebSocketMessage message) {
+		if (message.getType() != WebSocketMessage.Type.TEXT) {
+			if (message.getType() == WebSocketMessage.Type.BINARY) {
+				answer(this.shared.wire().errorFrame(null, null, ErrorCode.INVALID_PAYLOAD,
+						"frames are JSON text; a binary frame was sent"));
+			}
+			return Mono.empty();
+		}
+		int size = message.getPayload().readableByteCount();
+		if (size > this.shared.wire().limits().maxBytes()) {
+			A2Exception tooLarge = this.shared.wire().tooLarge("the frame", size);
+			answer(this.shared.wire().errorFrame(null, null, tooLarge.code(), String.valueOf(tooLarge.getMessage())));
+			return Mono.empty();
+		}
+		byte[] bytes = new byte[size];
+		message.getPayload().read(bytes);
+		String[] ref = { null };
+		String[] session = { null };
+		return Mono.defer(() -> {
+			JsonNode frame = this.shared.wire().readObject(bytes, "the frame");
+			ref[0] = text(frame.get("ref"));
+			session[0] = text(frame.get("session"));
+			String type = Wire.requiredString(frame, "type", "");
+			return switch (type) {
+				case "subscribe" -> subscribe(frame);
+				case "unsubscribe" -> unsubscribe(frame);
+				case "push" -> push(frame, ref[0]);
+				case "presence" -> presence(frame);
+				case "ping" -> {
+					answer("{\"type\":\"pong\"}");
+					yield Mono.<Void>empty();
+				}
+				default -> Mono.<Void>error(new A2Exception(ErrorCode.INVALID_PAYLOAD, "unknown frame type '" + type
+						+ "'; expected subscribe, unsubscribe, push, presence or ping"));
+			};
+		}).onErrorResume((ex) -> {
+			A2Exception error = WebErrors.asA2(ex, this.shared.wire());
+			answer(this.shared.wire().errorFrame(ref[0], session[0], error.code(), String.valueOf(error.getMessage())));
+			return Mono.empty();
+		});
+	}
+
+	private Mono<Void> subscribe(JsonNode frame) {
+		Session session = session(frame);
+		JsonNode afterNode = frame.get("after");
+		long after = 0;
+		if (afterNode != null && !afterNode.isNull()) {
+			if (!afterNode.canConvertToLong() || !afterNode.isIntegralNumber() || afterNode.asLong() < 0) {
+				throw new A2Exception(ErrorCode.INVALID_PAYLOAD, "after must be a whole number of 0 or more");
+			}
+			after = afterNode.asLong();
+		}
+		if (this.subscriptions.containsKey(session.id())) {
+			throw new A2Exception(ErrorCode.INVALID_PAYLOAD, "this socket already follows session '" + session.id()
+					+ "'; unsubscribe first to follow it from another index");
+		}
+		int most = this.shared.settings().maxSubscriptionsPerSocket();
+		if (this.subscriptions.size() >= most) {
+			throw new A2Exception(ErrorCode.INVALID_PAYLOAD,
+					"this socket follows " + most + " sessions already, the most one socket may; use another socket");
+		}
+		long from = after;
+		return onStore(() -> {
+			this.shared.access().check(this.caller, A2Permission.READ, this.contract, session.id());
+			return this.shared.server().eventStore().head(this.contract, session.id()).lastIndex();
+		}).doOnNext((head) -> follow(session, from, head)).then();
+	}
+
+	private void follow(Session session, long after, long head) {
+		Sinks.Empty<Void> end = Sinks.empty();
+		this.subscriptions.put(session.id(), end);
+		Wire wire = this.shared.wire();
+		String id = session.id();
+		Flux<String> events = this.shared.feeds().events(this.contract, id, after).map((item) -> {
+			if (item instanceof FeedItem.Events batch) {
+				return wire.eventsFrame(id, batch.events());
+			}
+			long index = ((FeedItem.Cleared) item).index();
+			return wire.frame("cleared", id, (json) -> json.writeNumberProperty("index", index));
+		});
+		Flux<String> presence = this.shared.presence().presence(this.contract, id).map((update) -> {
+			if (update instanceof PresenceUpdate.Snapshot snapshot) {
+				return wire.frame("presence", id, (json) -> {
+					json.writeName("snapshot");
+					json.writePOJO(snapshot.snapshot());
+				});
+			}
+			return wire.frame("presence", id, (json) -> {
+				json.writeName("patches");
+				json.writePOJO(((PresenceUpdate.Patches) update).patches());
+			});
+		});
+		Observation observation = Observation.createNotStarted(A2Observations.STREAM, this.shared.observations())
+			.lowCardinalityKeyValue(A2Observations.CONTRACT, this.contract)
+			.lowCardinalityKeyValue(A2Observations.TRANSPORT, "socket")
+			.highCardinalityKeyValue(A2Observations.SESSION, id);
+		String subscribed = wire.frame("subscribed", id, (json) -> json.writeNumberProperty("head", head));
+		Flux<String> frames = Flux.concat(Mono.just(subscribed), Flux.merge(1, events, presence))
+			.takeUntilOther(end.asMono())
+			.doOnSubscribe((subscription) -> observation.start())
+			.doFinally((signal) -> observation.stop());
+		this.followed.tryEmitNext(frames);
+	}
+
+	private Mono<Void> unsubscribe(JsonNode frame) {
+		Session session = session(frame);
+		Sinks.Empty<Void> end = this.subscriptions.remove(session.id());
+		if (end != null) {
+			end.tryEmitEmpty();
+		}
+		answer(this.shared.wire().frame("unsubscribed", session.id(), (json) -> {
+		}));
+		return Mono.empty();
+	}
+
+	private Mono<Void> push(JsonNode frame, @Nullable String ref) {
+		Session session = session(frame);
+		List<NewEvent> events = this.shared.wire().readEvents(frame);
+		return onStore(() -> {
+			this.shared.access().check(this.caller, A2Permission.PUSH, this.contract, session.id());
+			PresenceWrite presence = PresenceWrites.read(frame.get("presence"), this.caller, "presence.");
+			List<Event> stored = Observation.createNotStarted(A2Observations.PUSH, this.shared.observations())
+				.lowCardinalityKeyValue(A2Observations.CONTRACT, this.contract)
+				.highCardinalityKeyValue(A2Observations.SESSION, session.id())
+				.observe(() -> session.append(events, presence));
+			return this.shared.wire().ackFrame(ref, stored);
+		}).doOnNext(this::answer).then();
+	}
+
+	private Mono<Void> presence(JsonNode frame) {
+		Session session = session(frame);
+		return onStore(() -> {
+			this.shared.access().check(this.caller, A2Permission.PRESENCE, this.contract, session.id());
+			session.presence(PresenceWrites.read(frame, this.caller, ""));
+			return "";
+		}).then();
+	}
+
+	private Session session(JsonNode frame) {
+		return this.shared.server().session(this.contract, Wire.requiredString(frame, "session", ""));
+	}
+
+	private <T> Mono<T> onStore(java.util.concurrent.Callable<T> work) {
+		return Mono.fromCallable(work).subscribeOn(this.shared.scheduler());
+	}
+
+	private void answer(String frame) {
+		if (this.answers.tryEmitNext(frame).isFailure()) {
+			this.socket.close(new CloseStatus(1008, "the client does not read its answers")).subscribe();
+		}
+	}
+
+	private static @Nullable String text(@Nullable JsonNode node) {
+		if (node == null || node.isNull()) {
+			return null;
+		}
+		return node.isString() ? node.asString() : node.toString();
+	}
+
+}

@@ -1,0 +1,154 @@
+package dev.a2.web;
+
+import java.security.Principal;
+import java.util.Map;
+import java.util.Optional;
+
+import dev.a2.A2Observations;
+import dev.a2.A2Server;
+import dev.a2.Session;
+import dev.a2.SessionState;
+import dev.a2.live.FeedItem;
+import dev.a2.live.PresenceFeeds;
+import dev.a2.live.PresenceUpdate;
+import dev.a2.live.SessionFeeds;
+import dev.a2.wire.Wire;
+import io.micrometer.observation.Observation;
+import io.micrometer.observation.ObservationRegistry;
+import org.jspecify.annotations.Nullable;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Scheduler;
+
+import org.springframework.http.MediaType;
+import org.springframework.http.codec.ServerSentEvent;
+import org.springframework.web.reactive.function.BodyInserters;
+import org.springframework.web.reactive.function.server.ServerRequest;
+import org.springframework.web.reactive.function.server.ServerResponse;
+
+/**
+ * The SSE stream of a session: {@code events} (history first, then live, the id the batch's last
+ * index), {@code presence} (a snapshot, then patches), {@code cleared}, {@code state} with
+ * {@code ?state=<reducer>}, and a comment ping when idle.
+ */
+final class StreamHandler {
+
+	private final A2Server server;
+
+	private final Wire wire;
+
+	private final SessionFeeds feeds;
+
+	private final PresenceFeeds presence;
+
+	private final Access access;
+
+	private final Scheduler scheduler;
+
+	private final A2WebSettings settings;
+
+	private final ObservationRegistry observations;
+
+	private final LiveConnections connections;
+
+	StreamHandler(A2Server server, Wire wire, SessionFeeds feeds, PresenceFeeds presence, Access access,
+			Scheduler scheduler, A2WebSettings settings, ObservationRegistry observations, LiveConnections connections) {
+		this.server = server;
+		this.wire = wire;
+		this.feeds = feeds;
+		this.presence = presence;
+		this.access = access;
+		this.scheduler = scheduler;
+		this.settings = settings;
+		this.observations = observations;
+		this.connections = connections;
+	}
+
+	Mono<ServerResponse> stream(ServerRequest request) {
+		Session session = this.server.session(request.pathVariable("contract"), request.pathVariable("session"));
+		String lastEventId = request.headers().firstHeader("Last-Event-ID");
+		long after = (lastEventId != null && !lastEventId.isBlank()) ? SessionHandlers.wholeNumber(lastEventId.trim(), "Last-Event-ID")
+				: SessionHandlers.longParam(request, "after", 0);
+		String reducer = request.queryParam("state").orElse(null);
+		if (reducer != null) {
+			session.contract().reducer(reducer);
+		}
+		return request.principal()
+			.map(Optional::of)
+			.defaultIfEmpty(Optional.empty())
+			.flatMap((caller) -> Mono.fromRunnable(() -> this.access.check(caller.orElse(null), A2Permission.READ,
+					session.contract().name(), session.id()))
+				.subscribeOn(this.scheduler))
+			.then(ServerResponse.ok()
+				.contentType(MediaType.TEXT_EVENT_STREAM)
+				.header("Cache-Control", "no-cache")
+				.header("X-Accel-Buffering", "no")
+				.body(BodyInserters.fromServerSentEvents(events(session, after, reducer))));
+	}
+
+	private Flux<ServerSentEvent<String>> events(Session session, long after, @Nullable String reducer) {
+		String contract = session.contract().name();
+		Flux<ServerSentEvent<String>> events = this.feeds.events(contract, session.id(), after)
+			.concatMap((item) -> frames(session, item, reducer), 1);
+		if (reducer != null) {
+			events = state(session, reducer, null).concatWith(events);
+		}
+		Flux<ServerSentEvent<String>> presence = this.presence.presence(contract, session.id())
+			.map(this::presenceFrame);
+		Flux<ServerSentEvent<String>> pings = Flux.interval(this.settings.ping())
+			.onBackpressureDrop()
+			.map((tick) -> ServerSentEvent.<String>builder().comment("ping").build());
+		Observation observation = Observation.createNotStarted(A2Observations.STREAM, this.observations)
+			.lowCardinalityKeyValue(A2Observations.CONTRACT, contract)
+			.lowCardinalityKeyValue(A2Observations.TRANSPORT, "sse")
+			.highCardinalityKeyValue(A2Observations.SESSION, session.id());
+		return Flux.merge(1, events, presence, pings)
+			.doOnSubscribe((subscription) -> {
+				observation.start();
+				this.connections.streams.incrementAndGet();
+			})
+			.doFinally((signal) -> {
+				this.connections.streams.decrementAndGet();
+				observation.stop();
+			});
+	}
+
+	private Flux<ServerSentEvent<String>> frames(Session session, FeedItem item, @Nullable String reducer) {
+		ServerSentEvent<String> frame;
+		long through;
+		if (item instanceof FeedItem.Events events) {
+			through = events.lastIndex();
+			frame = ServerSentEvent.<String>builder()
+				.event("events")
+				.id(Long.toString(through))
+				.data(this.wire.events(events.events()))
+				.build();
+		}
+		else {
+			through = ((FeedItem.Cleared) item).index();
+			frame = ServerSentEvent.<String>builder()
+				.event("cleared")
+				.id(Long.toString(through))
+				.data(this.wire.cleared(through))
+				.build();
+		}
+		if (reducer == null) {
+			return Flux.just(frame);
+		}
+		return Flux.just(frame).concatWith(state(session, reducer, through));
+	}
+
+	private Mono<ServerSentEvent<String>> state(Session session, String reducer, @Nullable Long through) {
+		return Mono.fromCallable(() -> {
+			SessionState<?> state = (through != null) ? session.state(reducer, through) : session.state(reducer);
+			return ServerSentEvent.<String>builder().event("state").data(this.wire.state(state.index(), state.state())).build();
+		}).subscribeOn(this.scheduler);
+	}
+
+	private ServerSentEvent<String> presenceFrame(PresenceUpdate update) {
+		Object data = (update instanceof PresenceUpdate.Snapshot snapshot) ? Map.of("snapshot", snapshot.snapshot())
+				: Map.of("patches", ((PresenceUpdate.Patches) update).patches());
+		return ServerSentEvent.<String>builder().event("presence").data(this.wire.value(data)).build();
+	}
+
+}

@@ -1,0 +1,31 @@
+package dev.a2.web;
+
+import dev.a2.Contract;
+import dev.a2.Reducer;
+import jakarta.validation.constraints.NotBlank;
+
+import org.springframework.boot.autoconfigure.SpringBootApplication;
+import org.springframework.context.annotation.Bean;
+
+/** A WebFlux application with one chat contract, served by A2's routes as a user would. */
+@SpringBootApplication
+public class ChatApplication {
+
+	public record MessageSent(@NotBlank String text, @NotBlank String author) {
+	}
+
+	public record Summary(int messages, String last) {
+	}
+
+	@Bean
+	Contract chat() {
+		return Contract.builder("chat")
+			.event("message.sent", MessageSent.class)
+			.presence("typing", Boolean.class)
+			.presence("status", String.class)
+			.reducer("summary", Reducer.of(Summary.class, new Summary(0, ""), (summary, event) -> new Summary(
+					summary.messages() + 1, event.payload(MessageSent.class).text())))
+			.build();
+	}
+
+}
