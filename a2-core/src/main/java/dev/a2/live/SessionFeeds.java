@@ -39,6 +39,9 @@ public final class SessionFeeds implements AutoCloseable {
 	/** The most events one chunk carries. */
 	public static final int CHUNK = 500;
 
+	/** The most payload characters one chunk carries (but always at least one event), so frames stay small. */
+	public static final int CHUNK_CHARS = 128 * 1024;
+
 	private static final int WINDOW_EVENTS = 512;
 
 	private static final long WINDOW_BYTES = 1 << 20;
@@ -147,6 +150,17 @@ public final class SessionFeeds implements AutoCloseable {
 		catch (Exception ex) {
 			// nothing to release
 		}
+	}
+
+	private static List<StoredEvent> withinChunk(List<StoredEvent> events) {
+		long chars = 0;
+		for (int i = 0; i < events.size(); i++) {
+			chars += events.get(i).payload().length();
+			if (i > 0 && chars > CHUNK_CHARS) {
+				return events.subList(0, i);
+			}
+		}
+		return events;
 	}
 
 	private record Key(String contract, String session) {
@@ -271,8 +285,13 @@ public final class SessionFeeds implements AutoCloseable {
 				return null;
 			}
 			List<StoredEvent> events = new ArrayList<>();
+			long chars = 0;
 			for (StoredEvent event : this.window) {
 				if (event.index() > from) {
+					chars += event.payload().length();
+					if (!events.isEmpty() && chars > CHUNK_CHARS) {
+						break;
+					}
 					events.add(event);
 					if (events.size() == CHUNK) {
 						break;
@@ -327,18 +346,19 @@ public final class SessionFeeds implements AutoCloseable {
 				if (page.clearedAt() > this.position) {
 					items.add(new FeedItem.Cleared(page.clearedAt()));
 				}
-				if (!page.events().isEmpty()) {
-					items.add(new FeedItem.Events(page.events()));
+				List<StoredEvent> events = withinChunk(page.events());
+				if (!events.isEmpty()) {
+					items.add(new FeedItem.Events(events));
 				}
 			}
-			this.more = false;
+			// drain until a call finds nothing new: then this subscriber has caught up with the feed
+			this.more = !items.isEmpty();
 			for (FeedItem item : items) {
 				if (item instanceof FeedItem.Cleared cleared) {
 					this.position = cleared.index();
 				}
 				else if (item instanceof FeedItem.Events events) {
 					this.position = events.lastIndex();
-					this.more = events.events().size() == CHUNK;
 					SessionFeeds.this.buffered.addAndGet(events.events().size());
 					this.held.addAndGet(events.events().size());
 				}
