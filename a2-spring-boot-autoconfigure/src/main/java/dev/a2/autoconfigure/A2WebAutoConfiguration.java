@@ -141,6 +141,31 @@ public final class A2WebAutoConfiguration {
 		return new A2WebSettings(web.getBasePath(), web.getPing(), web.getMaxSubscriptionsPerSocket(), web.getAllowedOrigins());
 	}
 
+	/** Gauges of the live connections, when Micrometer is present. */
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnClass(name = "io.micrometer.core.instrument.binder.MeterBinder")
+	static final class LiveMetrics {
+
+		@Bean
+		@ConditionalOnMissingBean(name = "a2WebMetrics")
+		io.micrometer.core.instrument.binder.MeterBinder a2WebMetrics(LiveConnections connections, SessionFeeds feeds) {
+			return (registry) -> {
+				io.micrometer.core.instrument.Gauge.builder("a2.web.connections", connections, LiveConnections::streams)
+					.description("Open SSE streams of A2 sessions on this instance")
+					.tag("transport", "sse")
+					.register(registry);
+				io.micrometer.core.instrument.Gauge.builder("a2.web.connections", connections, LiveConnections::sockets)
+					.description("Open A2 WebSockets on this instance")
+					.tag("transport", "socket")
+					.register(registry);
+				io.micrometer.core.instrument.Gauge.builder("a2.web.stream.buffered", feeds, SessionFeeds::bufferedEvents)
+					.description("Events read for subscribers that their connections have not taken yet")
+					.register(registry);
+			};
+		}
+
+	}
+
 	/** With Spring Security: only authenticated callers. */
 	@Configuration(proxyBeanMethods = false)
 	@ConditionalOnClass(name = SECURITY)

@@ -82,7 +82,8 @@ final class SocketConnection {
 		Flux<String> outbound = Flux.merge(1, this.answers.asFlux(),
 				this.followed.asFlux().flatMap((frames) -> frames, this.shared.settings().maxSubscriptionsPerSocket() + 1, 1),
 				pings);
-		Mono<Void> input = this.socket.receive().concatMap(this::handle, 1).then();
+		// a frame's buffer is released once received: copy it before it waits its turn
+		Mono<Void> input = this.socket.receive().map(Received::of).concatMap(this::handle, 1).then();
 		Mono<Void> output = this.socket.send(outbound.doOnNext((frame) -> this.lastSent = System.nanoTime())
 			.map(this.socket::textMessage));
 		return Mono.firstWithSignal(input, output)
@@ -93,22 +94,32 @@ final class SocketConnection {
 			});
 	}
 
-	private Mono<Void> handle(WebSocketMessage message) {
-		if (message.getType() != WebSocketMessage.Type.TEXT) {
-			if (message.getType() == WebSocketMessage.Type.BINARY) {
+	/** A frame as received: its type, and its bytes unless it is over the limit. */
+	private record Received(WebSocketMessage.Type type, int size, byte[] bytes) {
+
+		static Received of(WebSocketMessage message) {
+			int size = message.getPayload().readableByteCount();
+			byte[] bytes = new byte[size];
+			message.getPayload().read(bytes);
+			return new Received(message.getType(), size, bytes);
+		}
+
+	}
+
+	private Mono<Void> handle(Received message) {
+		if (message.type() != WebSocketMessage.Type.TEXT) {
+			if (message.type() == WebSocketMessage.Type.BINARY) {
 				answer(this.shared.wire().errorFrame(null, null, ErrorCode.INVALID_PAYLOAD,
 						"frames are JSON text; a binary frame was sent"));
 			}
 			return Mono.empty();
 		}
-		int size = message.getPayload().readableByteCount();
-		if (size > this.shared.wire().limits().maxBytes()) {
-			A2Exception tooLarge = this.shared.wire().tooLarge("the frame", size);
+		if (message.size() > this.shared.wire().limits().maxBytes()) {
+			A2Exception tooLarge = this.shared.wire().tooLarge("the frame", message.size());
 			answer(this.shared.wire().errorFrame(null, null, tooLarge.code(), String.valueOf(tooLarge.getMessage())));
 			return Mono.empty();
 		}
-		byte[] bytes = new byte[size];
-		message.getPayload().read(bytes);
+		byte[] bytes = message.bytes();
 		String[] ref = { null };
 		String[] session = { null };
 		return Mono.defer(() -> {
