@@ -2,6 +2,7 @@ package dev.a2;
 
 import java.time.Clock;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.LinkedHashMap;
@@ -17,11 +18,13 @@ import io.micrometer.observation.Observation;
 import io.micrometer.observation.ObservationRegistry;
 import dev.a2.store.DeadLetter;
 import dev.a2.store.EventStore;
+import dev.a2.store.PresenceStore;
 import dev.a2.store.SessionHead;
 import dev.a2.store.SnapshotStore;
 import dev.a2.store.WorkStore;
 import dev.a2.store.WorkStore.ScheduledTask;
 import dev.a2.store.postgres.PostgresEventStore;
+import dev.a2.store.postgres.PostgresPresenceStore;
 import dev.a2.store.postgres.PostgresSnapshotStore;
 import dev.a2.store.postgres.PostgresWorkStore;
 import org.jspecify.annotations.Nullable;
@@ -70,10 +73,16 @@ public final class A2Server implements AutoCloseable {
 
 	final SessionChanges changes;
 
+	final @Nullable PresenceStore presence;
+
+	final Duration presenceTtl;
+
+	private volatile Instant presenceSweptAt = Instant.MIN;
+
 	private final @Nullable Drainer drainer;
 
 	private A2Server(Builder builder, EventStore events, SnapshotStore snapshots, @Nullable WorkStore work,
-			TransactionOperations transactions) {
+			@Nullable PresenceStore presence, TransactionOperations transactions) {
 		this.contracts = Map.copyOf(builder.contracts);
 		this.consumers = checkedConsumers(builder.consumers, this.contracts);
 		this.clock = builder.clock;
@@ -84,6 +93,8 @@ public final class A2Server implements AutoCloseable {
 		this.transactions = transactions;
 		this.observations = builder.observations;
 		this.changes = builder.changes;
+		this.presence = presence;
+		this.presenceTtl = builder.presenceTtl;
 		this.payloads = new PayloadBinder(builder.jsonMapper, builder.payloadValidator);
 		this.state = new StateReader(events, snapshots, builder.jsonMapper, builder.snapshotEvery, builder.stateCacheSize);
 		this.drainer = (work != null && !builder.consumers.isEmpty() && builder.runConsumers)
@@ -155,7 +166,23 @@ public final class A2Server implements AutoCloseable {
 	 * @return how many sessions it started draining
 	 */
 	public int sweep() {
+		sweepPresence();
 		return (this.drainer != null) ? this.drainer.sweep() : 0;
+	}
+
+	/** Deletes expired presence, at most once per TTL: readers hide it already, this keeps the table small. */
+	private void sweepPresence() {
+		Instant now = this.clock.instant();
+		if (this.presence == null || now.isBefore(this.presenceSweptAt.plus(this.presenceTtl))) {
+			return;
+		}
+		this.presenceSweptAt = now;
+		try {
+			this.presence.deleteExpired(now);
+		}
+		catch (RuntimeException ex) {
+			// the next sweep after a TTL tries again
+		}
 	}
 
 	/**
@@ -307,6 +334,10 @@ public final class A2Server implements AutoCloseable {
 
 		private @Nullable WorkStore workStore;
 
+		private @Nullable PresenceStore presenceStore;
+
+		private Duration presenceTtl = Duration.ofSeconds(60);
+
 		private JsonMapper jsonMapper = JsonMapper.builder().build();
 
 		private @Nullable PayloadValidator payloadValidator;
@@ -369,6 +400,17 @@ public final class A2Server implements AutoCloseable {
 
 		public Builder workStore(WorkStore workStore) {
 			this.workStore = workStore;
+			return this;
+		}
+
+		public Builder presenceStore(PresenceStore presenceStore) {
+			this.presenceStore = presenceStore;
+			return this;
+		}
+
+		/** How long a participant's presence lasts without a write; 60 s by default. */
+		public Builder presenceTtl(Duration presenceTtl) {
+			this.presenceTtl = Objects.requireNonNull(presenceTtl, "presenceTtl");
 			return this;
 		}
 
@@ -445,6 +487,7 @@ public final class A2Server implements AutoCloseable {
 			EventStore events = this.eventStore;
 			SnapshotStore snapshots = this.snapshotStore;
 			WorkStore work = this.workStore;
+			PresenceStore presence = this.presenceStore;
 			TransactionOperations transactions = TransactionOperations.withoutTransaction();
 			DataSource dataSource = this.dataSource;
 			if (dataSource != null) {
@@ -460,11 +503,14 @@ public final class A2Server implements AutoCloseable {
 				if (work == null) {
 					work = new PostgresWorkStore(dataSource, transactionManager, events, this.drain.maxFailures());
 				}
+				if (presence == null) {
+					presence = new PostgresPresenceStore(dataSource);
+				}
 			}
 			if (events == null || snapshots == null) {
 				throw new IllegalStateException("an A2Server needs a DataSource (or an EventStore and a SnapshotStore)");
 			}
-			return new A2Server(this, events, snapshots, work, transactions);
+			return new A2Server(this, events, snapshots, work, presence, transactions);
 		}
 
 	}

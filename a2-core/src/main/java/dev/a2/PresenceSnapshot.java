@@ -2,6 +2,12 @@ package dev.a2;
 
 import java.util.Map;
 
-/** STUB until the presence branch lands. */
+/**
+ * Everyone's presence in a session: participant → field → value, in name order. Removed and expired
+ * fields are absent.
+ */
 public record PresenceSnapshot(Map<String, Map<String, PresenceValue>> participants) {
+
+	public static final PresenceSnapshot EMPTY = new PresenceSnapshot(Map.of());
+
 }

@@ -2,6 +2,11 @@ package dev.a2;
 
 import java.time.Instant;
 
-/** STUB until the presence branch lands. */
+/**
+ * The value of one presence field and the writer's timestamp it carries.
+ *
+ * @param value the value, bound to the field's declared type
+ * @param at when its writer wrote it
+ */
 public record PresenceValue(Object value, Instant at) {
 }

@@ -62,6 +62,11 @@ public final class RunSession {
 		return this.session.history(after, limit);
 	}
 
+	/** Everyone's presence in the session now. */
+	public PresenceSnapshot presence() {
+		return this.session.presence();
+	}
+
 	/**
 	 * Drives a fixed-lane consumer's cursor in this session past the session's head, and answers
 	 * the index it reached; see {@link Session#consume(String, long)}.

@@ -3,13 +3,18 @@ package dev.a2;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collections;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 import java.util.UUID;
 
 import dev.a2.live.SessionChange;
+import dev.a2.presence.PresenceRules;
 import dev.a2.store.EventToStore;
+import dev.a2.store.PresenceStore;
 import dev.a2.store.StoredEvent;
 import dev.a2.store.StoreFailures;
 import dev.a2.store.StoredPage;
@@ -188,6 +193,11 @@ public final class Session {
 			this.server.changes.publish(work ? SessionChange.Kind.WORK : SessionChange.Kind.EVENTS, this.contract.name(),
 					this.id);
 		};
+		afterCommit(after);
+	}
+
+	/** Runs {@code after} once the current transaction commits, or now when there is none. */
+	private static void afterCommit(Runnable after) {
 		if (TransactionSynchronizationManager.isSynchronizationActive()) {
 			TransactionSynchronizationManager.registerSynchronization(new TransactionSynchronization() {
 				@Override
@@ -201,17 +211,91 @@ public final class Session {
 		}
 	}
 
-	// STUB until the presence branch lands
-	public PresenceSnapshot presence() {
-		return new PresenceSnapshot(Map.of());
-	}
-
-	public List<PresencePatch> presence(PresenceWrite write) {
-		return List.of();
-	}
-
+	/**
+	 * A push: appends the events and applies a presence write beside them, in one transaction (both or
+	 * neither), e.g. clearing {@code typing} as the message is sent.
+	 * @throws A2Exception {@code INVALID_PAYLOAD} when an event or the presence write is bad (nothing is stored)
+	 */
 	public List<Event> append(List<NewEvent> events, @Nullable PresenceWrite presence) {
-		return append(events);
+		if (presence == null) {
+			return append(events);
+		}
+		PreparedPresence prepared = preparePresence(presence, "presence.");
+		return StoreFailures.guard(() -> this.server.transactions.execute((status) -> {
+			List<Event> stored = append(events);
+			writePresence(prepared);
+			return stored;
+		}));
+	}
+
+	/** Everyone's presence in the session now (§9). */
+	public PresenceSnapshot presence() {
+		List<PresenceStore.PresenceRow> rows = requirePresence().read(this.contract.name(), this.id, this.server.clock().instant());
+		Map<String, Map<String, PresenceValue>> participants = new TreeMap<>();
+		for (PresenceStore.PresenceRow row : rows) {
+			Object value = this.server.payloads.read(this.contract.presence().get(row.field()), String.valueOf(row.value()));
+			participants.computeIfAbsent(row.participant(), (participant) -> new TreeMap<>())
+				.put(row.field(), new PresenceValue(value, row.at()));
+		}
+		participants.replaceAll((participant, fields) -> Collections.unmodifiableMap(fields));
+		return new PresenceSnapshot(Collections.unmodifiableMap(participants));
+	}
+
+	/**
+	 * Writes a participant's presence: per field the latest {@code at} wins, {@code null} removes a
+	 * field (and keeps an older write from bringing it back), and the participant's fields expire
+	 * when not written for the server's presence TTL.
+	 * @return the changes that applied (a field whose stored value is newer is left out)
+	 * @throws A2Exception {@code INVALID_PAYLOAD} naming what is wrong (nothing is stored)
+	 */
+	public List<PresencePatch> presence(PresenceWrite write) {
+		PreparedPresence prepared = preparePresence(write, "");
+		return writePresence(prepared);
+	}
+
+	private record PreparedPresence(String participant, Map<String, @Nullable String> json, Map<String, @Nullable Object> values,
+			Instant at) {
+	}
+
+	private PreparedPresence preparePresence(PresenceWrite write, String where) {
+		requirePresence();
+		PresenceRules.check(write, this.contract.presence(), this.contract.name(), where);
+		Map<String, @Nullable String> json = new LinkedHashMap<>();
+		Map<String, @Nullable Object> values = new LinkedHashMap<>();
+		write.values().forEach((field, value) -> {
+			if (value == null) {
+				json.put(field, null);
+				values.put(field, null);
+			}
+			else {
+				PayloadBinder.Bound bound = this.server.payloads.bind(this.contract.presence().get(field), value,
+						where + "values." + field);
+				json.put(field, bound.json());
+				values.put(field, bound.value());
+			}
+		});
+		return new PreparedPresence(write.participant(), json, values, PresenceRules.at(write.at(), this.server.clock().instant()));
+	}
+
+	private List<PresencePatch> writePresence(PreparedPresence write) {
+		Instant now = this.server.clock().instant();
+		List<PresenceStore.PresenceRow> written = requirePresence().write(this.contract.name(), this.id, write.participant(),
+				write.json(), write.at(), now.plus(this.server.presenceTtl), now);
+		List<PresencePatch> patches = new ArrayList<>(written.size());
+		for (PresenceStore.PresenceRow row : written) {
+			patches.add(new PresencePatch(row.participant(), row.field(), write.values().get(row.field()), row.at()));
+		}
+		if (!patches.isEmpty()) {
+			afterCommit(() -> this.server.changes.publish(SessionChange.Kind.PRESENCE, this.contract.name(), this.id));
+		}
+		return patches;
+	}
+
+	private PresenceStore requirePresence() {
+		if (this.server.presence == null) {
+			throw new IllegalStateException("presence needs a presence store; build the A2Server with a DataSource");
+		}
+		return this.server.presence;
 	}
 
 	/**

@@ -85,14 +85,22 @@ public final class Benchmarks {
 					jdbc.sql("SHOW synchronous_commit").query(String.class).single(),
 					jdbc.sql("SHOW fsync").query(String.class).single(), Runtime.getRuntime().availableProcessors(),
 					WRITERS, ROUNDS, ROUND_MILLIS / 1000));
-			if (args.length == 0 || !args[0].equals("drain")) {
+			if (wanted(args, "append")) {
 				new Benchmarks(dataSource).run(table);
 			}
-			if (args.length == 0 || !args[0].equals("append")) {
+			if (wanted(args, "drain")) {
 				new DrainBenchmarks(dataSource).run(table);
+			}
+			if (wanted(args, "web")) {
+				new WebBenchmarks(postgres.getJdbcUrl("postgres", "postgres")).run(table);
 			}
 			table.print();
 		}
+	}
+
+	/** Whether the command line asks for this half: {@code -Dbenchmarks=<name>}, or all of them. */
+	private static boolean wanted(String[] args, String name) {
+		return args.length == 0 || args[0].isEmpty() || args[0].equals("all") || args[0].equals(name);
 	}
 
 	void run(Table table) throws Exception {
@@ -165,7 +173,7 @@ public final class Benchmarks {
 	}
 
 	/** Rounds alternating A2 and the baseline; the median rate of each. */
-	double[] compare(Workload a2, Workload baseline) throws Exception {
+	static double[] compare(Workload a2, Workload baseline) throws Exception {
 		rate(a2, WARM_UP_MILLIS);
 		rate(baseline, WARM_UP_MILLIS);
 		List<Double> a2Rates = new ArrayList<>();

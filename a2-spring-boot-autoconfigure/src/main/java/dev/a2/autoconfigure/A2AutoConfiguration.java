@@ -12,9 +12,11 @@ import dev.a2.Contract;
 import dev.a2.PayloadValidator;
 import dev.a2.live.SessionChanges;
 import dev.a2.store.EventStore;
+import dev.a2.store.PresenceStore;
 import dev.a2.store.SnapshotStore;
 import dev.a2.store.WorkStore;
 import dev.a2.store.postgres.PostgresEventStore;
+import dev.a2.store.postgres.PostgresPresenceStore;
 import dev.a2.store.postgres.PostgresSessionChanges;
 import dev.a2.store.postgres.PostgresSnapshotStore;
 import dev.a2.store.postgres.PostgresWorkStore;
@@ -78,6 +80,12 @@ public final class A2AutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
+	PresenceStore a2PresenceStore(ObjectProvider<DataSource> dataSource) {
+		return new PostgresPresenceStore(requireDataSource(dataSource));
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
 	SnapshotStore a2SnapshotStore(ObjectProvider<DataSource> dataSource) {
 		return new PostgresSnapshotStore(requireDataSource(dataSource));
 	}
@@ -86,7 +94,8 @@ public final class A2AutoConfiguration {
 	@ConditionalOnMissingBean
 	@ConditionalOnBean(Contract.class)
 	A2Server a2Server(ObjectProvider<Contract> contracts, ObjectProvider<Consumer> consumers, EventStore eventStore,
-			SnapshotStore snapshotStore, WorkStore workStore, SessionChanges sessionChanges, ObjectProvider<JsonMapper> jsonMapper,
+			SnapshotStore snapshotStore, WorkStore workStore, PresenceStore presenceStore, SessionChanges sessionChanges,
+			ObjectProvider<JsonMapper> jsonMapper,
 			ObjectProvider<PayloadValidator> payloadValidator, ObjectProvider<ObservationRegistry> observations,
 			A2Properties properties, ConfigurableListableBeanFactory beanFactory) {
 		JsonMapper mapper = jsonMapper.getIfUnique(() -> JsonMapper.builder().build());
@@ -94,6 +103,8 @@ public final class A2AutoConfiguration {
 			.eventStore(eventStore)
 			.snapshotStore(snapshotStore)
 			.workStore(workStore)
+			.presenceStore(presenceStore)
+			.presenceTtl(properties.getPresence().getTtl())
 			.sessionChanges(sessionChanges)
 			.jsonMapper(mapper)
 			.payloadValidator(payloadValidator.getIfUnique())

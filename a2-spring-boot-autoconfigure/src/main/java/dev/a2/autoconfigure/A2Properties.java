@@ -23,6 +23,8 @@ public class A2Properties {
 
 	private final Web web = new Web();
 
+	private final Presence presence = new Presence();
+
 	public Store getStore() {
 		return this.store;
 	}
@@ -37,6 +39,28 @@ public class A2Properties {
 
 	public Web getWeb() {
 		return this.web;
+	}
+
+	public Presence getPresence() {
+		return this.presence;
+	}
+
+	public static class Presence {
+
+		/**
+		 * How long a participant's presence lasts after its latest write; then its fields expire (a
+		 * patch like any other).
+		 */
+		private Duration ttl = Duration.ofSeconds(60);
+
+		public Duration getTtl() {
+			return this.ttl;
+		}
+
+		public void setTtl(Duration ttl) {
+			this.ttl = ttl;
+		}
+
 	}
 
 	/** When A2 applies its schema migrations. */

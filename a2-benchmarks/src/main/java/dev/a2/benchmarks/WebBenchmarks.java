@@ -1,0 +1,211 @@
+package dev.a2.benchmarks;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
+
+import dev.a2.A2Server;
+import dev.a2.NewEvent;
+import dev.a2.Session;
+import reactor.core.Disposable;
+import reactor.netty.http.client.HttpClient;
+import reactor.netty.resources.ConnectionProvider;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+
+import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.boot.web.server.context.WebServerApplicationContext;
+import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.core.ParameterizedTypeReference;
+import org.springframework.http.MediaType;
+import org.springframework.http.client.reactive.ReactorClientHttpConnector;
+import org.springframework.http.codec.ServerSentEvent;
+import org.springframework.web.reactive.function.client.WebClient;
+
+/**
+ * A2's endpoints on two running instances of one application on the benchmark's database: pushes
+ * over HTTP beside direct appends in the same server, push-to-delivery latency on a stream of the
+ * other instance, and many SSE subscribers.
+ */
+final class WebBenchmarks {
+
+	private static final JsonMapper json = JsonMapper.builder().build();
+
+	private static final ParameterizedTypeReference<ServerSentEvent<String>> SSE = new ParameterizedTypeReference<>() {
+	};
+
+	private static final String TEXT = "a message of a typical length for a chat";
+
+	private final String jdbcUrl;
+
+	private final AtomicLong sessions = new AtomicLong();
+
+	WebBenchmarks(String jdbcUrl) {
+		this.jdbcUrl = jdbcUrl;
+	}
+
+	void run(Table table) throws Exception {
+		System.setProperty("org.springframework.boot.logging.LoggingSystem", "none");
+		ConnectionProvider connections = ConnectionProvider.builder("bench")
+			.maxConnections(2_000)
+			.pendingAcquireMaxCount(-1)
+			.build();
+		try (ConfigurableApplicationContext a = start(); ConfigurableApplicationContext b = start()) {
+			WebClient clientA = client(a, connections);
+			WebClient clientB = client(b, connections);
+			A2Server server = a.getBean(A2Server.class);
+			table.row("push over HTTP, 1 event per request, keep-alive (events/s) [baseline: session.append in the same server]",
+					Benchmarks.compare((stop, w) -> pushes(clientA, "push-" + this.sessions.incrementAndGet(), stop),
+							(stop, w) -> appends(server.session("bench", "append-" + this.sessions.incrementAndGet()), stop)));
+			table.row("push on instance A to delivery on a stream of instance B, 200 pushes/s (p50 / p99 ms)",
+					latency(clientA, clientB));
+			table.row("1,000 SSE subscribers on 100 sessions, 4 writers (events delivered/s) [baseline: pushed × 10]",
+					fanOut(clientA, clientB));
+		}
+		finally {
+			connections.dispose();
+		}
+	}
+
+	private long pushes(WebClient client, String session, AtomicBoolean stop) {
+		long events = 0;
+		while (!stop.get()) {
+			push(client, session, 0);
+			events++;
+		}
+		return events;
+	}
+
+	private static long appends(Session session, AtomicBoolean stop) {
+		long events = 0;
+		while (!stop.get()) {
+			session.append(NewEvent.of("tick", new Benchmarks.Tick(0, TEXT)));
+			events++;
+		}
+		return events;
+	}
+
+	private String latency(WebClient pushTo, WebClient streamFrom) {
+		int rate = 200;
+		int count = rate * 15;
+		long[] sent = new long[count + 1];
+		long[] latencies = new long[count + 1];
+		AtomicLong received = new AtomicLong();
+		String session = "latency-" + this.sessions.incrementAndGet();
+		Disposable stream = events(streamFrom, session).subscribe((event) -> {
+			long now = System.nanoTime();
+			for (JsonNode stored : json.readTree(event.data()).get("events")) {
+				int n = stored.get("payload").get("n").asInt();
+				latencies[n] = now - sent[n];
+				received.incrementAndGet();
+			}
+		});
+		try {
+			awaitSubscribed(streamFrom);
+			long start = System.nanoTime();
+			long interval = TimeUnit.SECONDS.toNanos(1) / rate;
+			for (int n = 1; n <= count; n++) {
+				long due = start + n * interval;
+				LockSupport.parkNanos(due - System.nanoTime());
+				sent[n] = System.nanoTime();
+				push(pushTo, session, n);
+			}
+			long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+			while (received.get() < count && System.nanoTime() < deadline) {
+				LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(10));
+			}
+		}
+		finally {
+			stream.dispose();
+		}
+		long[] measured = Arrays.copyOfRange(latencies, 1, count + 1);
+		Arrays.sort(measured);
+		return String.format(Locale.ROOT, "%.1f / %.1f (%d of %d delivered)", measured[count / 2] / 1e6,
+				measured[count * 99 / 100] / 1e6, received.get(), count);
+	}
+
+	private double[] fanOut(WebClient pushTo, WebClient streamFrom) throws Exception {
+		int sessionCount = 100;
+		int perSession = 10;
+		String prefix = "fan-" + this.sessions.incrementAndGet() + "-";
+		AtomicLong delivered = new AtomicLong();
+		AtomicLong pushed = new AtomicLong();
+		List<Disposable> streams = new ArrayList<>();
+		for (int s = 0; s < sessionCount; s++) {
+			for (int i = 0; i < perSession; i++) {
+				streams.add(events(streamFrom, prefix + s).subscribe(
+						(event) -> delivered.addAndGet(json.readTree(event.data()).get("events").size())));
+			}
+		}
+		try {
+			awaitSubscribed(streamFrom);
+			long start = System.nanoTime();
+			double pushRate = Benchmarks.rate((stop, w) -> {
+				long events = 0;
+				while (!stop.get()) {
+					push(pushTo, prefix + ThreadLocalRandom.current().nextInt(sessionCount), 0);
+					pushed.incrementAndGet();
+					events++;
+				}
+				return events;
+			}, 10_000);
+			// the last pushes are still on their way: wait for them (or give up after 10 s)
+			long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+			while (delivered.get() < pushed.get() * perSession && System.nanoTime() < deadline) {
+				LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(10));
+			}
+			double seconds = (System.nanoTime() - start) / 1e9;
+			return new double[] { delivered.get() / seconds, pushRate * perSession };
+		}
+		finally {
+			streams.forEach(Disposable::dispose);
+		}
+	}
+
+	private static void awaitSubscribed(WebClient client) {
+		// streams subscribe asynchronously; a pause lets their first reads settle before the clock starts
+		LockSupport.parkNanos(TimeUnit.SECONDS.toNanos(2));
+	}
+
+	private static reactor.core.publisher.Flux<ServerSentEvent<String>> events(WebClient client, String session) {
+		return client.get()
+			.uri("/a2/bench/sessions/{session}/stream", session)
+			.accept(MediaType.TEXT_EVENT_STREAM)
+			.retrieve()
+			.bodyToFlux(SSE)
+			.filter((event) -> "events".equals(event.event()));
+	}
+
+	private static void push(WebClient client, String session, int n) {
+		client.post()
+			.uri("/a2/bench/sessions/{session}/events", session)
+			.contentType(MediaType.APPLICATION_JSON)
+			.bodyValue("{\"events\":[{\"type\":\"tick\",\"payload\":{\"n\":" + n + ",\"text\":\"" + TEXT + "\"}}]}")
+			.retrieve()
+			.toBodilessEntity()
+			.block(Duration.ofSeconds(30));
+	}
+
+	private ConfigurableApplicationContext start() {
+		return new SpringApplicationBuilder(BenchApplication.class).properties("server.port=0",
+				"spring.datasource.url=" + this.jdbcUrl, "spring.datasource.username=postgres",
+				"spring.datasource.hikari.maximum-pool-size=24", "a2.store.initialize-schema=never", "spring.main.banner-mode=off")
+			.run();
+	}
+
+	private static WebClient client(ConfigurableApplicationContext context, ConnectionProvider connections) {
+		int port = ((WebServerApplicationContext) context).getWebServer().getPort();
+		return WebClient.builder()
+			.baseUrl("http://localhost:" + port)
+			.clientConnector(new ReactorClientHttpConnector(HttpClient.create(connections)))
+			.build();
+	}
+
+}

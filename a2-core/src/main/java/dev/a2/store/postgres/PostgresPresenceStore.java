@@ -1,0 +1,98 @@
+package dev.a2.store.postgres;
+
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Timestamp;
+import java.time.Instant;
+import java.time.OffsetDateTime;
+import java.util.List;
+import java.util.Map;
+
+import javax.sql.DataSource;
+
+import dev.a2.store.PresenceStore;
+import dev.a2.store.StoreFailures;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.jdbc.core.RowMapper;
+import org.springframework.jdbc.core.simple.JdbcClient;
+
+/**
+ * The {@link PresenceStore} on PostgreSQL: table {@code a2_presence}. Last-writer-wins is decided by
+ * the upsert itself, so instances writing at once cannot undo each other's newer values.
+ */
+public final class PostgresPresenceStore implements PresenceStore {
+
+	private static final String READ = """
+			SELECT participant, field, value::text AS value, at FROM a2_presence
+			WHERE contract = :contract AND session_id = :session AND expires_at > :now AND value IS NOT NULL
+			ORDER BY participant, field""";
+
+	private static final String WRITE = """
+			WITH written AS (
+			    INSERT INTO a2_presence AS p (contract, session_id, participant, field, value, at, expires_at)
+			    SELECT :contract, :session, :participant, w.field, w.value::jsonb, :at, :expiresAt
+			    FROM unnest(:fields, :values) AS w(field, value)
+			    ON CONFLICT (contract, session_id, participant, field) DO UPDATE
+			        SET value = excluded.value, at = excluded.at, expires_at = excluded.expires_at
+			        WHERE excluded.at >= p.at OR p.expires_at <= :now
+			    RETURNING field, value::text AS value, at
+			), refreshed AS (
+			    UPDATE a2_presence SET expires_at = :expiresAt
+			    WHERE contract = :contract AND session_id = :session AND participant = :participant
+			      AND expires_at > :now AND expires_at < :expiresAt AND field <> ALL(:fields)
+			)
+			SELECT :participant AS participant, field, value, at FROM written ORDER BY field""";
+
+	private static final String DELETE_EXPIRED = "DELETE FROM a2_presence WHERE expires_at <= :before";
+
+	private static final RowMapper<PresenceRow> ROW = (rs, row) -> row(rs);
+
+	private final JdbcClient jdbc;
+
+	public PostgresPresenceStore(DataSource dataSource) {
+		this.jdbc = JdbcClient.create(dataSource);
+	}
+
+	@Override
+	public List<PresenceRow> read(String contract, String session, Instant now) {
+		return StoreFailures.guard(() -> this.jdbc.sql(READ)
+			.param("contract", contract)
+			.param("session", session)
+			.param("now", Timestamp.from(now))
+			.query(ROW)
+			.list());
+	}
+
+	@Override
+	public List<PresenceRow> write(String contract, String session, String participant,
+			Map<String, @Nullable String> values, Instant at, Instant expiresAt, Instant now) {
+		String[] fields = values.keySet().toArray(String[]::new);
+		String[] json = new String[fields.length];
+		for (int i = 0; i < fields.length; i++) {
+			json[i] = values.get(fields[i]);
+		}
+		return StoreFailures.guard(() -> this.jdbc.sql(WRITE)
+			.param("contract", contract)
+			.param("session", session)
+			.param("participant", participant)
+			.param("fields", SqlArrays.of("text", fields))
+			.param("values", SqlArrays.of("text", json))
+			.param("at", Timestamp.from(at))
+			.param("expiresAt", Timestamp.from(expiresAt))
+			.param("now", Timestamp.from(now))
+			.query(ROW)
+			.list());
+	}
+
+	@Override
+	public int deleteExpired(Instant before) {
+		return StoreFailures.guard(() -> this.jdbc.sql(DELETE_EXPIRED).param("before", Timestamp.from(before)).update());
+	}
+
+	private static PresenceRow row(ResultSet rs) throws SQLException {
+		return new PresenceRow(rs.getString("participant"), rs.getString("field"), rs.getString("value"),
+				rs.getObject("at", OffsetDateTime.class).toInstant());
+	}
+
+}
