@@ -11,6 +11,7 @@ import jakarta.validation.Valid;
 import jakarta.validation.constraints.NotBlank;
 import jakarta.validation.constraints.NotEmpty;
 import jakarta.validation.constraints.Positive;
+import jakarta.validation.constraints.PositiveOrZero;
 import jakarta.validation.constraints.Size;
 
 /**
@@ -36,6 +37,9 @@ public final class TestContracts {
 	public record Note(String text) {
 	}
 
+	public record Cursor(@PositiveOrZero int line, @PositiveOrZero int column) {
+	}
+
 	public record Transcript(List<String> lines) {
 	}
 
@@ -45,6 +49,7 @@ public final class TestContracts {
 			.event("order.placed", OrderPlaced.class)
 			.event("note", Note.class)
 			.presence("typing", Boolean.class)
+			.presence("cursor", Cursor.class)
 			.reducer("count", Reducer.of(Integer.class, 0, (count, event) -> {
 				folds.incrementAndGet();
 				return count + 1;
