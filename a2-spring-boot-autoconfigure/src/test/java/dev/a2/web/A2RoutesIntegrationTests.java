@@ -1,0 +1,379 @@
+package dev.a2.web;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+
+import dev.a2.test.TestPostgres;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.webtestclient.autoconfigure.AutoConfigureWebTestClient;
+import org.springframework.http.MediaType;
+import org.springframework.test.context.DynamicPropertyRegistry;
+import org.springframework.test.context.DynamicPropertySource;
+import org.springframework.test.web.reactive.server.EntityExchangeResult;
+import org.springframework.test.web.reactive.server.WebTestClient;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Every route of §10 on a real server and a real PostgreSQL, as a client sees it: the status, the
+ * body, and what history reads back afterwards; and every error code a client can reach, answered
+ * as {@code {"error":{"code","message"}}} (never Spring's default error page).
+ */
+@SpringBootTest(classes = ChatApplication.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
+		properties = "a2.web.max-events-per-push=5")
+@AutoConfigureWebTestClient
+class A2RoutesIntegrationTests {
+
+	static final JsonMapper json = JsonMapper.builder().build();
+
+	@DynamicPropertySource
+	static void database(DynamicPropertyRegistry registry) {
+		TestPostgres.Server server = TestPostgres.server();
+		registry.add("spring.datasource.url", () -> server.jdbcUrl(TestPostgres.newSchema("a2routes")));
+		registry.add("spring.datasource.username", server::username);
+		registry.add("spring.datasource.password", server::password);
+	}
+
+	@Autowired
+	private WebTestClient client;
+
+	private WebTestClient http;
+
+	@BeforeEach
+	void patientClient() {
+		this.http = patient(this.client);
+	}
+
+	// --- push
+
+	@Test
+	void pushAnswersTheStoredEventsAndARetryWithTheSameIdsAnswersTheSameIndexes() {
+		String body = events(message("m-1", "hi"), message("m-2", "there"));
+		JsonNode pushed = ok(push(this.http, "push-1", body));
+		JsonNode events = pushed.get("events");
+		assertThat(events.size()).isEqualTo(2);
+		JsonNode first = events.get(0);
+		assertThat(first.propertyNames()).contains("index", "id", "type", "payload", "createdAt");
+		assertThat(first.get("index").asLong()).isEqualTo(1);
+		assertThat(first.get("id").asString()).isEqualTo("m-1");
+		assertThat(first.get("type").asString()).isEqualTo("message.sent");
+		assertThat(first.get("payload").get("text").asString()).isEqualTo("hi");
+		assertThat(first.get("payload").get("author").asString()).isEqualTo("ann");
+		assertThat(Instant.parse(first.get("createdAt").asString())).isBefore(Instant.now().plusSeconds(60));
+		assertThat(first.path("cause").isMissingNode() || first.get("cause").isNull()).as("a pushed event has no cause")
+			.isTrue();
+		assertThat(events.get(1).get("index").asLong()).isEqualTo(2);
+		assertThat(events.get(1).get("id").asString()).isEqualTo("m-2");
+
+		JsonNode retried = ok(push(this.http, "push-1", body));
+		assertThat(indexes(retried)).containsExactly(1L, 2L);
+		assertThat(retried.get("events").get(0).get("createdAt").asString()).isEqualTo(first.get("createdAt").asString());
+
+		JsonNode overlapping = ok(push(this.http, "push-1", events(message("m-2", "there"), message("m-3", "new"))));
+		assertThat(indexes(overlapping)).containsExactly(2L, 3L);
+
+		JsonNode page = history(this.http, "push-1", "");
+		assertThat(indexes(page)).containsExactly(1L, 2L, 3L);
+		assertThat(ids(page)).containsExactly("m-1", "m-2", "m-3");
+		assertThat(page.get("head").asLong()).isEqualTo(3);
+	}
+
+	@Test
+	void anEventWithoutAnIdGetsARandomOne() {
+		JsonNode pushed = ok(push(this.http, "push-no-id",
+				"{\"events\":[{\"type\":\"message.sent\",\"payload\":{\"text\":\"hi\",\"author\":\"ann\"}}]}"));
+		String id = pushed.get("events").get(0).get("id").asString();
+		assertThat(java.util.UUID.fromString(id).version()).isEqualTo(4);
+		assertThat(ids(history(this.http, "push-no-id", ""))).containsExactly(id);
+	}
+
+	// --- history
+
+	@Test
+	void historyPagesWithAfterAndLimitAndTellsTheHead() {
+		ok(push(this.http, "pages", events(message("p-1", "1"), message("p-2", "2"), message("p-3", "3"),
+				message("p-4", "4"), message("p-5", "5"))));
+
+		JsonNode all = history(this.http, "pages", "");
+		assertThat(indexes(all)).containsExactly(1L, 2L, 3L, 4L, 5L);
+		assertThat(all.get("head").asLong()).isEqualTo(5);
+		JsonNode stored = all.get("events").get(2);
+		assertThat(stored.get("id").asString()).isEqualTo("p-3");
+		assertThat(stored.get("type").asString()).isEqualTo("message.sent");
+		assertThat(stored.get("payload").get("text").asString()).isEqualTo("3");
+		assertThat(Instant.parse(stored.get("createdAt").asString())).isNotNull();
+
+		JsonNode middle = history(this.http, "pages", "?after=2&limit=2");
+		assertThat(indexes(middle)).containsExactly(3L, 4L);
+		assertThat(middle.get("head").asLong()).isEqualTo(5);
+
+		assertThat(indexes(history(this.http, "pages", "?limit=1"))).containsExactly(1L);
+		assertThat(indexes(history(this.http, "pages", "?after=4"))).containsExactly(5L);
+		JsonNode past = history(this.http, "pages", "?after=5&limit=1000");
+		assertThat(indexes(past)).isEmpty();
+		assertThat(past.get("head").asLong()).isEqualTo(5);
+	}
+
+	@Test
+	void historyOfASessionNeverWrittenIsEmptyWithHeadZero() {
+		JsonNode page = history(this.http, "never-written", "");
+		assertThat(indexes(page)).isEmpty();
+		assertThat(page.get("head").asLong()).isZero();
+	}
+
+	// --- state
+
+	@Test
+	void stateAnswersTheReducersStateAndTheIndexItIsAt() {
+		JsonNode empty = ok(this.http.get().uri("/a2/chat/sessions/state-1/state/summary").exchange());
+		assertThat(empty.propertyNames()).containsExactlyInAnyOrder("index", "state");
+		assertThat(empty.get("index").asLong()).isZero();
+		assertThat(empty.get("state").get("messages").asInt()).isZero();
+
+		ok(push(this.http, "state-1", events(message("s-1", "one"), message("s-2", "two"))));
+		JsonNode state = ok(this.http.get().uri("/a2/chat/sessions/state-1/state/summary").exchange());
+		assertThat(state.get("index").asLong()).isEqualTo(2);
+		assertThat(state.get("state").get("messages").asInt()).isEqualTo(2);
+		assertThat(state.get("state").get("last").asString()).isEqualTo("two");
+	}
+
+	// --- clear
+
+	@Test
+	void clearStartsTheSessionOver() {
+		ok(push(this.http, "clear-1", events(message("c-1", "one"), message("c-2", "two"))));
+		JsonNode cleared = ok(this.http.delete().uri("/a2/chat/sessions/clear-1").exchange());
+		long marker = cleared.get("index").asLong();
+		assertThat(marker).isEqualTo(3);
+
+		JsonNode page = history(this.http, "clear-1", "");
+		assertThat(indexes(page)).isEmpty();
+		assertThat(page.get("head").asLong()).isEqualTo(marker);
+		JsonNode state = ok(this.http.get().uri("/a2/chat/sessions/clear-1/state/summary").exchange());
+		assertThat(state.get("state").get("messages").asInt()).isZero();
+
+		JsonNode after = ok(push(this.http, "clear-1", events(message("c-3", "again"))));
+		assertThat(indexes(after)).containsExactly(marker + 1);
+		assertThat(indexes(history(this.http, "clear-1", ""))).containsExactly(marker + 1);
+	}
+
+	@Test
+	void clearWithIfLastIndexHappensOnlyWhileItHolds() {
+		ok(push(this.http, "clear-if", events(message("ci-1", "one"), message("ci-2", "two"))));
+
+		String message = error(this.http.delete().uri("/a2/chat/sessions/clear-if?ifLastIndex=1").exchange(), 409,
+				"CONFLICT");
+		assertThat(message).contains("2");
+		assertThat(indexes(history(this.http, "clear-if", ""))).as("a refused clear changes nothing")
+			.containsExactly(1L, 2L);
+
+		JsonNode cleared = ok(this.http.delete().uri("/a2/chat/sessions/clear-if?ifLastIndex=2").exchange());
+		assertThat(cleared.get("index").asLong()).isEqualTo(3);
+		assertThat(indexes(history(this.http, "clear-if", ""))).isEmpty();
+
+		error(this.http.delete().uri("/a2/chat/sessions/clear-if?ifLastIndex=2").exchange(), 409, "CONFLICT");
+		error(this.http.delete().uri("/a2/chat/sessions/clear-if?ifLastIndex=two").exchange(), 400, "INVALID_PAYLOAD");
+		error(this.http.delete().uri("/a2/chat/sessions/clear-if?ifLastIndex=-1").exchange(), 400, "INVALID_PAYLOAD");
+		assertThat(history(this.http, "clear-if", "").get("head").asLong()).as("no other clear happened").isEqualTo(3);
+	}
+
+	// --- INVALID_PAYLOAD
+
+	@Test
+	void anUnknownOrMalformedTypeIsRefusedAndNothingIsStored() {
+		String unknown = error(push(this.http, "bad-type",
+				"{\"events\":[{\"type\":\"message.deleted\",\"payload\":{}}]}"), 400, "INVALID_PAYLOAD");
+		assertThat(unknown).contains("events[0]").contains("message.deleted");
+		String notAString = error(push(this.http, "bad-type", "{\"events\":[{\"type\":7,\"payload\":{}}]}"), 400,
+				"INVALID_PAYLOAD");
+		assertThat(notAString).contains("events[0].type");
+		String empty = error(push(this.http, "bad-type", "{\"events\":[{\"type\":\"\",\"payload\":{}}]}"), 400,
+				"INVALID_PAYLOAD");
+		assertThat(empty).contains("events[0].type");
+		String missing = error(push(this.http, "bad-type", "{\"events\":[{\"payload\":{}}]}"), 400, "INVALID_PAYLOAD");
+		assertThat(missing).contains("events[0].type");
+		assertNothingStored(this.http, "bad-type");
+	}
+
+	@Test
+	void aPayloadThatDoesNotValidateNamesThePathOfTheBadField() {
+		String missingText = error(push(this.http, "bad-payload",
+				"{\"events\":[{\"type\":\"message.sent\",\"payload\":{\"author\":\"ann\"}}]}"), 400, "INVALID_PAYLOAD");
+		assertThat(missingText).contains("events[0].payload.text");
+		String blankAuthor = error(push(this.http, "bad-payload",
+				events(message("ok-1", "fine"), "{\"type\":\"message.sent\",\"payload\":{\"text\":\"x\",\"author\":\" \"}}")),
+				400, "INVALID_PAYLOAD");
+		assertThat(blankAuthor).as("the second event is the bad one").contains("events[1].payload.author");
+		String noPayload = error(push(this.http, "bad-payload", "{\"events\":[{\"type\":\"message.sent\"}]}"), 400,
+				"INVALID_PAYLOAD");
+		assertThat(noPayload).contains("events[0].payload");
+		String wrongShape = error(push(this.http, "bad-payload",
+				"{\"events\":[{\"type\":\"message.sent\",\"payload\":{\"text\":{\"nested\":1},\"author\":\"ann\"}}]}"),
+				400, "INVALID_PAYLOAD");
+		assertThat(wrongShape).contains("events[0].payload.text");
+		assertNothingStored(this.http, "bad-payload");
+	}
+
+	@Test
+	void eventsMustBeANonEmptyArrayOfAtMostTheConfiguredSize() {
+		error(push(this.http, "bad-events", "{\"events\":[]}"), 400, "INVALID_PAYLOAD");
+		error(push(this.http, "bad-events", "{}"), 400, "INVALID_PAYLOAD");
+		error(push(this.http, "bad-events", "{\"events\":{\"type\":\"message.sent\"}}"), 400, "INVALID_PAYLOAD");
+		String notObject = error(push(this.http, "bad-events", "{\"events\":[\"message.sent\"]}"), 400, "INVALID_PAYLOAD");
+		assertThat(notObject).contains("events[0]");
+		List<String> six = new ArrayList<>();
+		for (int i = 1; i <= 6; i++) {
+			six.add(message("many-" + i, "n" + i));
+		}
+		String tooMany = error(push(this.http, "bad-events", events(six.toArray(String[]::new))), 400, "INVALID_PAYLOAD");
+		assertThat(tooMany).contains("5");
+		String repeated = error(push(this.http, "bad-events", events(message("twice", "a"), message("twice", "b"))),
+				400, "INVALID_PAYLOAD");
+		assertThat(repeated).contains("events[1].id");
+		assertNothingStored(this.http, "bad-events");
+
+		ok(push(this.http, "bad-events", events(six.subList(0, 5).toArray(String[]::new))));
+		assertThat(indexes(history(this.http, "bad-events", ""))).as("five, the most, are taken").hasSize(5);
+	}
+
+	@Test
+	void badHistoryQueryParametersAreRefused() {
+		for (String query : List.of("?after=-1", "?after=abc", "?after=1.5", "?after=99999999999999999999", "?limit=0",
+				"?limit=1001", "?limit=ten", "?limit=-5")) {
+			String message = error(this.http.get().uri("/a2/chat/sessions/query/events" + query).exchange(), 400,
+					"INVALID_PAYLOAD");
+			assertThat(message).as(query).containsAnyOf("after", "limit");
+		}
+	}
+
+	@Test
+	void malformedJsonIsAnsweredWithWhatIsWrongNeverWithSpringsErrorPage() {
+		String truncated = error(push(this.http, "malformed", "{\"events\":[{\"type\":\"message.sent\""), 400,
+				"INVALID_PAYLOAD");
+		assertThat(truncated).contains("not valid JSON");
+		String unquoted = error(push(this.http, "malformed", "{events:[]}"), 400, "INVALID_PAYLOAD");
+		assertThat(unquoted).contains("not valid JSON");
+		String empty = error(this.http.post().uri("/a2/chat/sessions/malformed/events")
+			.contentType(MediaType.APPLICATION_JSON).exchange(), 400, "INVALID_PAYLOAD");
+		assertThat(empty).contains("empty");
+		String text = error(this.http.post().uri("/a2/chat/sessions/malformed/events").contentType(MediaType.TEXT_PLAIN)
+			.bodyValue("hello").exchange(), 400, "INVALID_PAYLOAD");
+		assertThat(text).contains("not valid JSON");
+		assertNothingStored(this.http, "malformed");
+	}
+
+	// --- the other codes
+
+	@Test
+	void anUnknownContractIsNotFoundOnEveryRoute() {
+		String push = error(push(this.http, "nope", "x", events(message("u-1", "hi"))), 404, "UNKNOWN_CONTRACT");
+		assertThat(push).contains("nope");
+		error(this.http.get().uri("/a2/nope/sessions/x/events").exchange(), 404, "UNKNOWN_CONTRACT");
+		error(this.http.get().uri("/a2/nope/sessions/x/state/summary").exchange(), 404, "UNKNOWN_CONTRACT");
+		error(this.http.delete().uri("/a2/nope/sessions/x").exchange(), 404, "UNKNOWN_CONTRACT");
+		assertNothingStored(this.http, "x");
+	}
+
+	@Test
+	void anUnknownReducerIsNotFound() {
+		String message = error(this.http.get().uri("/a2/chat/sessions/reducer/state/nope").exchange(), 404,
+				"UNKNOWN_REDUCER");
+		assertThat(message).contains("nope");
+	}
+
+	@Test
+	void aBodyOverTheLimitIsTooLargeAndNothingIsStored() {
+		String big = "x".repeat(300 * 1024);
+		String message = error(push(this.http, "too-large",
+				"{\"events\":[{\"type\":\"message.sent\",\"payload\":{\"text\":\"" + big + "\",\"author\":\"ann\"}}]}"),
+				413, "PAYLOAD_TOO_LARGE");
+		assertThat(message).contains(String.valueOf(256 * 1024));
+		assertNothingStored(this.http, "too-large");
+	}
+
+	// --- helpers shared by the web tests
+
+	static WebTestClient patient(WebTestClient client) {
+		return client.mutate().responseTimeout(Duration.ofSeconds(60)).build();
+	}
+
+	static String message(String id, String text) {
+		return "{\"type\":\"message.sent\",\"id\":\"" + id + "\",\"payload\":{\"text\":\"" + text + "\",\"author\":\"ann\"}}";
+	}
+
+	static String events(String... events) {
+		return "{\"events\":[" + String.join(",", events) + "]}";
+	}
+
+	static WebTestClient.ResponseSpec push(WebTestClient http, String session, String body) {
+		return push(http, "chat", session, body);
+	}
+
+	static WebTestClient.ResponseSpec push(WebTestClient http, String contract, String session, String body) {
+		return http.post()
+			.uri("/a2/{contract}/sessions/{session}/events", contract, session)
+			.contentType(MediaType.APPLICATION_JSON)
+			.bodyValue(body)
+			.exchange();
+	}
+
+	/** The body of a 200 answer. */
+	static JsonNode ok(WebTestClient.ResponseSpec response) {
+		EntityExchangeResult<byte[]> result = response.expectBody().returnResult();
+		String body = (result.getResponseBody() != null) ? new String(result.getResponseBody()) : "";
+		assertThat(result.getStatus().value()).as("status; body %s", body).isEqualTo(200);
+		assertThat(result.getResponseHeaders().getContentType()).isNotNull()
+			.matches((type) -> type.isCompatibleWith(MediaType.APPLICATION_JSON), "JSON");
+		return json.readTree(body);
+	}
+
+	/**
+	 * Asserts an error as §10 has it, {@code {"error":{"code","message"}}} with its status and JSON
+	 * content type, and answers its message.
+	 */
+	static String error(WebTestClient.ResponseSpec response, int status, String code) {
+		EntityExchangeResult<byte[]> result = response.expectBody().returnResult();
+		String body = (result.getResponseBody() != null) ? new String(result.getResponseBody()) : "";
+		assertThat(result.getStatus().value()).as("status; body %s", body).isEqualTo(status);
+		assertThat(result.getResponseHeaders().getContentType()).as("content type; body %s", body).isNotNull()
+			.matches((type) -> type.isCompatibleWith(MediaType.APPLICATION_JSON), "JSON");
+		JsonNode node = json.readTree(body);
+		assertThat(node.propertyNames()).as(body).containsExactly("error");
+		assertThat(node.get("error").propertyNames()).as(body).containsExactlyInAnyOrder("code", "message");
+		assertThat(node.get("error").get("code").asString()).as(body).isEqualTo(code);
+		String message = node.get("error").get("message").asString();
+		assertThat(message).as(body).isNotBlank().doesNotContain("Exception");
+		return message;
+	}
+
+	static JsonNode history(WebTestClient http, String session, String query) {
+		return ok(http.get().uri("/a2/chat/sessions/{session}/events" + query, session).exchange());
+	}
+
+	static void assertNothingStored(WebTestClient http, String session) {
+		JsonNode page = history(http, session, "?limit=1000");
+		assertThat(page.get("events").size()).as("events stored in %s: %s", session, page).isZero();
+		assertThat(page.get("head").asLong()).as("head of %s", session).isZero();
+	}
+
+	static List<Long> indexes(JsonNode body) {
+		List<Long> indexes = new ArrayList<>();
+		body.get("events").forEach((event) -> indexes.add(event.get("index").asLong()));
+		return indexes;
+	}
+
+	static List<String> ids(JsonNode body) {
+		List<String> ids = new ArrayList<>();
+		body.get("events").forEach((event) -> ids.add(event.get("id").asString()));
+		return ids;
+	}
+
+}
