@@ -4,6 +4,7 @@ import java.util.ArrayList;
 import java.util.List;
 
 import dev.a2.store.EventToStore;
+import dev.a2.store.StorableText;
 import dev.a2.store.StoredEvent;
 import org.jspecify.annotations.Nullable;
 import tools.jackson.core.JacksonException;
@@ -54,7 +55,11 @@ final class PayloadBinder {
 				throw A2Exception.invalid(where + path + ": " + first.message());
 			}
 		}
-		return new Bound(value, this.mapper.writeValueAsString(value));
+		String json = this.mapper.writeValueAsString(value);
+		if (!StorableText.isStorableJson(json)) {
+			throw A2Exception.invalid(StorableText.refusal(where));
+		}
+		return new Bound(value, json);
 	}
 
 	/** The stored payload as the contract's type for it, or as a JSON tree when it has none. */

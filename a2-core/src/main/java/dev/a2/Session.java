@@ -15,6 +15,7 @@ import dev.a2.live.SessionChange;
 import dev.a2.presence.PresenceRules;
 import dev.a2.store.EventToStore;
 import dev.a2.store.PresenceStore;
+import dev.a2.store.StorableText;
 import dev.a2.store.StoredEvent;
 import dev.a2.store.StoreFailures;
 import dev.a2.store.StoredPage;
@@ -461,6 +462,9 @@ public final class Session {
 		}
 		if (id.isEmpty() || id.length() > MAX_ID_LENGTH) {
 			throw A2Exception.invalid(where + ".id must be 1-" + MAX_ID_LENGTH + " characters, was " + id.length());
+		}
+		if (!StorableText.isStorable(id)) {
+			throw A2Exception.invalid(StorableText.refusal(where + ".id"));
 		}
 		if (!derivedIds && DerivedIds.isDerivedShape(id)) {
 			throw A2Exception.invalid(where + ".id is shaped like a UUIDv5, which A2 keeps for the ids it derives for"

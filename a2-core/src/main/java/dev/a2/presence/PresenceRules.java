@@ -6,6 +6,7 @@ import java.util.Map;
 import dev.a2.A2Exception;
 import dev.a2.ErrorCode;
 import dev.a2.PresenceWrite;
+import dev.a2.store.StorableText;
 import org.jspecify.annotations.Nullable;
 
 /** What §9 asks of a presence write, checked before anything is bound or stored. */
@@ -25,6 +26,9 @@ public final class PresenceRules {
 		String participant = write.participant();
 		if (participant == null || participant.isEmpty() || participant.length() > MAX_PARTICIPANT) {
 			throw invalid(where + "participant must be 1-" + MAX_PARTICIPANT + " characters");
+		}
+		if (!StorableText.isStorable(participant)) {
+			throw invalid(StorableText.refusal(where + "participant"));
 		}
 		if (participant.equals("a2") || participant.startsWith("a2.")) {
 			throw invalid(where + "participant '" + participant + "' is reserved: 'a2' and ids starting 'a2.' are A2's own");

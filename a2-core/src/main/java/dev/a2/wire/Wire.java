@@ -1,6 +1,10 @@
 package dev.a2.wire;
 
 import java.io.StringWriter;
+import java.nio.ByteBuffer;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CodingErrorAction;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.Consumer;
@@ -75,9 +79,21 @@ public final class Wire {
 		if (json.length == 0) {
 			throw invalid(what + " is empty; expected a JSON object");
 		}
+		String text;
+		try {
+			// strictly: Jackson's own decoding lets overlong forms through (C0 AF reads as '/')
+			text = StandardCharsets.UTF_8.newDecoder()
+				.onMalformedInput(CodingErrorAction.REPORT)
+				.onUnmappableCharacter(CodingErrorAction.REPORT)
+				.decode(ByteBuffer.wrap(json))
+				.toString();
+		}
+		catch (CharacterCodingException ex) {
+			throw invalid(what + " is not valid UTF-8");
+		}
 		JsonNode node;
 		try {
-			node = this.reader.readTree(json);
+			node = this.reader.readTree(text);
 		}
 		catch (JacksonException ex) {
 			throw invalid(what + " is not valid JSON: " + firstLine(ex.getOriginalMessage()));

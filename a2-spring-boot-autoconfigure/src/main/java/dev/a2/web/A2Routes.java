@@ -1,6 +1,8 @@
 package dev.a2.web;
 
+import dev.a2.A2Exception;
 import dev.a2.A2Server;
+import dev.a2.ErrorCode;
 import dev.a2.live.PresenceFeeds;
 import dev.a2.live.SessionFeeds;
 import dev.a2.wire.Wire;
@@ -54,7 +56,14 @@ public final class A2Routes {
 
 	/** Handlers check their path and parameters before any store call: what they throw answers as an error. */
 	private static HandlerFunction<ServerResponse> deferred(HandlerFunction<ServerResponse> handler) {
-		return (request) -> Mono.defer(() -> handler.handle(request));
+		return (request) -> Mono.defer(() -> {
+			// the path matcher drops ";x" from a segment: "room;x" would address session "room"
+			if (request.requestPath().value().indexOf(';') >= 0) {
+				throw new A2Exception(ErrorCode.INVALID_PAYLOAD,
+						"the path holds ';': contract names and session ids are letters, digits and . _ : ~ -");
+			}
+			return handler.handle(request);
+		});
 	}
 
 }
