@@ -25,6 +25,7 @@ import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
+import dev.a2.live.SessionChange;
 import dev.a2.store.Claim;
 import dev.a2.store.EventToStore;
 import dev.a2.store.StoredEvent;
@@ -99,6 +100,8 @@ final class Drainer {
 
 	private volatile boolean halted;
 
+	private final AutoCloseable listening;
+
 	Drainer(A2Server server, WorkStore work, DrainSettings settings) {
 		this.server = server;
 		this.work = work;
@@ -117,6 +120,37 @@ final class Drainer {
 		this.timer.scheduleWithFixedDelay(this::heartbeat, heartbeat, heartbeat, TimeUnit.MILLISECONDS);
 		this.completer = daemon(() -> "a2-completer").newThread(this::complete);
 		this.completer.start();
+		this.listening = server.changes.listen(this::changedElsewhere);
+	}
+
+	/**
+	 * Another instance changed a session: its new work is drained here at once rather than at the
+	 * next sweep, and its events abort what they abort here rather than at the next heartbeat.
+	 */
+	private void changedElsewhere(@Nullable SessionChange change) {
+		if (change == null || change.local() || this.stopping) {
+			return;
+		}
+		if (change.kind() == SessionChange.Kind.WORK) {
+			request(change.contract(), change.session());
+		}
+		if (change.kind() == SessionChange.Kind.PRESENCE) {
+			return;
+		}
+		boolean affected = false;
+		for (Running run : this.running.values()) {
+			affected |= run.claim.contract().equals(change.contract()) && run.claim.session().equals(change.session());
+		}
+		if (affected) {
+			// the listener's thread must not wait for the store: the heartbeat's does
+			try {
+				this.timer.execute(change.kind() == SessionChange.Kind.CLEARED ? this::heartbeat
+						: () -> this.running.values().forEach(this::abortOnArrivalsElsewhere));
+			}
+			catch (RejectedExecutionException ex) {
+				// stopping
+			}
+		}
 	}
 
 	// --- draining sessions
@@ -397,14 +431,23 @@ final class Drainer {
 				: Observation.createNotStarted(A2Observations.COMMIT, this.server.observations)
 					.observe(() -> this.work.finish(finishes, this.server.clock().instant()));
 		Set<SessionRef> sessions = new LinkedHashSet<>();
+		Map<SessionRef, SessionChange.Kind> appended = new HashMap<>();
 		for (Done d : batch) {
 			this.running.remove(d.run.claim.token());
+			SessionRef session = new SessionRef(d.run.claim.contract(), d.run.claim.session());
 			if (d.finish != null && !accepted.contains(d.run.claim.token())) {
 				d.run.signal.abort(new A2Exception(ErrorCode.SUPERSEDED_ATTEMPT,
 						"another attempt took over this unit; nothing this attempt returned was committed"));
 			}
-			sessions.add(new SessionRef(d.run.claim.contract(), d.run.claim.session()));
+			else if (d.finish != null && !d.finish.events().isEmpty()) {
+				boolean work = d.finish.events().stream().anyMatch((event) -> !event.work().isEmpty());
+				appended.merge(session, work ? SessionChange.Kind.WORK : SessionChange.Kind.EVENTS,
+						(a, b) -> (a == SessionChange.Kind.WORK) ? a : b);
+			}
+			sessions.add(session);
 		}
+		// the events runs returned are in the logs now: streams here and elsewhere read them
+		appended.forEach((session, kind) -> this.server.changes.publish(kind, session.contract(), session.session()));
 		synchronized (this.progress) {
 			this.progress.notifyAll();
 		}
@@ -648,6 +691,12 @@ final class Drainer {
 
 	private void shutdown() {
 		this.halted = true;
+		try {
+			this.listening.close();
+		}
+		catch (Exception ex) {
+			// nothing to release
+		}
 		this.timer.shutdownNow();
 		this.loops.shutdownNow();
 		this.runs.shutdownNow();

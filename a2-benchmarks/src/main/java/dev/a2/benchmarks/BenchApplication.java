@@ -9,6 +9,11 @@ import org.springframework.context.annotation.Bean;
 @SpringBootApplication
 public class BenchApplication {
 
+	/** Runs it alone, for load from outside the JVM (wrk): pass {@code --spring.datasource.url=…}. */
+	public static void main(String[] args) {
+		org.springframework.boot.SpringApplication.run(BenchApplication.class, args);
+	}
+
 	@Bean
 	Contract bench() {
 		return Contract.builder("bench").event("tick", Benchmarks.Tick.class).build();

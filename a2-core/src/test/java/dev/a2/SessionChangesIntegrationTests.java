@@ -1,0 +1,124 @@
+package dev.a2;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+
+import dev.a2.TestContracts.Note;
+import dev.a2.live.FeedItem;
+import dev.a2.live.SessionChanges;
+import dev.a2.live.SessionFeeds;
+import dev.a2.store.postgres.PostgresSessionChanges;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import reactor.core.Disposable;
+import reactor.core.scheduler.Scheduler;
+import reactor.core.scheduler.Schedulers;
+
+import static dev.a2.TestContracts.message;
+import static dev.a2.TestContracts.note;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * Instances tell each other which sessions changed (LISTEN/NOTIFY): new work appended through one is
+ * drained by another at once, an abortOn event aborts a run on another at once, and the events a run
+ * returns reach the feeds of every instance — none of it waiting for a sweep, a heartbeat or a poll.
+ */
+class SessionChangesIntegrationTests {
+
+	/** Nothing here sweeps, and heartbeats come every 20 s: whatever happens sooner was told. */
+	private static final Duration SOONER = Duration.ofSeconds(10);
+
+	private final DrainTestSupport support = new DrainTestSupport("session_changes");
+
+	private final List<AutoCloseable> closing = new CopyOnWriteArrayList<>();
+
+	@AfterEach
+	void close() throws Exception {
+		for (AutoCloseable closeable : this.closing) {
+			closeable.close();
+		}
+		this.support.close();
+	}
+
+	@Test
+	void workAppendedThroughAnotherInstanceIsDrainedAtOnce() {
+		List<Long> ran = new CopyOnWriteArrayList<>();
+		Consumer echo = Consumer.builder("chat", "echo").types("message.sent").run((context) -> {
+			ran.add(context.event().index());
+			return null;
+		});
+		server(true, echo);
+		A2Server appending = server(false, echo);
+		Session session = appending.session("chat", A2TestSupport.newSessionId());
+		session.append(message("one"), message("two"));
+		await().atMost(SOONER).until(() -> ran.size() == 2);
+		assertThat(ran).containsExactlyInAnyOrder(1L, 2L);
+	}
+
+	@Test
+	void anAbortOnEventAppendedThroughAnotherInstanceAbortsAtOnce() throws Exception {
+		CountDownLatch started = new CountDownLatch(1);
+		AtomicReference<A2Exception> reason = new AtomicReference<>();
+		Consumer replier = Consumer.builder("chat", "replier").types("message.sent").abortOn("note").run((context) -> {
+			started.countDown();
+			TestContracts.blockUntilAborted();
+			reason.set(context.signal().reason());
+			return null;
+		});
+		A2Server running = server(true, replier);
+		A2Server elsewhere = server(false, replier);
+		Session session = running.session("chat", A2TestSupport.newSessionId());
+		session.append(message("question"));
+		assertThat(started.await(20, TimeUnit.SECONDS)).isTrue();
+		elsewhere.session("chat", session.id()).append(note("stop"));
+		await().atMost(SOONER).until(() -> reason.get() != null);
+		assertThat(reason.get().code()).isEqualTo(ErrorCode.ABORTED);
+	}
+
+	@Test
+	void eventsARunReturnsReachTheFeedsOfAnotherInstance() {
+		Consumer echo = Consumer.builder("chat", "echo").types("message.sent")
+			.run((context) -> note("echo of " + context.event().index()));
+		A2Server running = server(true, echo);
+		A2Server watching = server(false, echo);
+		Scheduler scheduler = Schedulers.newBoundedElastic(4, 100, "feeds");
+		this.closing.add(scheduler::dispose);
+		// a poll of an hour: only a told change can wake this feed
+		SessionFeeds feeds = new SessionFeeds(watching.eventStore(), watching.changes(), scheduler, Duration.ofHours(1));
+		this.closing.add(feeds);
+		Session session = running.session("chat", A2TestSupport.newSessionId());
+		List<String> types = new CopyOnWriteArrayList<>();
+		Disposable feed = feeds.events("chat", session.id(), 0).subscribe((item) -> {
+			if (item instanceof FeedItem.Events events) {
+				events.events().forEach((event) -> types.add(event.type()));
+			}
+		});
+		this.closing.add(feed::dispose);
+		await().atMost(SOONER).until(() -> feeds.sessions() == 1);
+		session.append(message("hello"));
+		await().atMost(SOONER).until(() -> types.size() == 2);
+		assertThat(types).containsExactly("message.sent", "note");
+		assertThat(watching.session("chat", session.id()).history(0, 10).events().get(1).payload(Note.class).text())
+			.isEqualTo("echo of 1");
+	}
+
+	private A2Server server(boolean runConsumers, Consumer consumer) {
+		SessionChanges changes = new PostgresSessionChanges(this.support.dataSource);
+		this.closing.add(0, changes);
+		await().atMost(SOONER).until(changes::connected);
+		A2Server server = A2TestSupport.server(this.support.dataSource)
+			.drain(DrainSettings.DEFAULTS.withLease(Duration.ofMinutes(1)))
+			.runConsumers(runConsumers)
+			.consumer(consumer)
+			.sessionChanges(changes)
+			.build();
+		this.closing.add(0, server::halt);
+		return server;
+	}
+
+}
