@@ -8,7 +8,6 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.locks.LockSupport;
 import java.util.stream.LongStream;
 
 import dev.a2.live.SessionFeeds;
@@ -187,7 +186,10 @@ class LiveStreamIntegrationTests {
 	void blockHoundIsWatchingTheEventLoops() {
 		// the proof that the tests above ran with blocking calls on non-blocking threads refused
 		assertThatThrownBy(() -> Mono.fromCallable(() -> {
-			LockSupport.parkNanos(1_000_000);
+			Object lock = new Object();
+			synchronized (lock) {
+				lock.wait(1);
+			}
 			return 1;
 		}).subscribeOn(Schedulers.parallel()).block(Duration.ofSeconds(5))).hasCauseInstanceOf(BlockingOperationError.class);
 	}

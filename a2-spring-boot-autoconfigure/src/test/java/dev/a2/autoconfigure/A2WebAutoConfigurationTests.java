@@ -1,0 +1,124 @@
+package dev.a2.autoconfigure;
+
+import java.util.List;
+
+import javax.sql.DataSource;
+
+import com.zaxxer.hikari.HikariDataSource;
+import dev.a2.Contract;
+import dev.a2.test.TestPostgres;
+import dev.a2.web.A2Authorizer;
+import dev.a2.web.A2Permission;
+import dev.a2.web.A2Routes;
+import dev.a2.web.A2SocketHandler;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.jackson.autoconfigure.JacksonAutoConfiguration;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.boot.test.context.runner.ReactiveWebApplicationContextRunner;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.jdbc.datasource.DelegatingDataSource;
+import org.springframework.security.authentication.AnonymousAuthenticationToken;
+import org.springframework.security.authentication.UsernamePasswordAuthenticationToken;
+import org.springframework.security.core.authority.AuthorityUtils;
+import org.springframework.web.reactive.function.server.RouterFunction;
+import org.springframework.web.reactive.function.server.RouterFunctions;
+import org.springframework.web.reactive.function.server.ServerResponse;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** When the endpoints are served, and how each of their beans backs off to the application's. */
+class A2WebAutoConfigurationTests {
+
+	private final HikariDataSource dataSource = TestPostgres.newSchemaDataSource("webautoconfig", 4);
+
+	private final ReactiveWebApplicationContextRunner runner = new ReactiveWebApplicationContextRunner()
+		.withConfiguration(AutoConfigurations.of(A2AutoConfiguration.class, A2WebAutoConfiguration.class,
+				JacksonAutoConfiguration.class))
+		.withBean(DataSource.class, () -> new DelegatingDataSource(this.dataSource))
+		.withUserConfiguration(ChatContract.class);
+
+	@AfterEach
+	void closeDataSource() {
+		this.dataSource.close();
+	}
+
+	@Test
+	void aReactiveApplicationWithContractsGetsTheRoutesAndTheSocket() {
+		this.runner.run((context) -> {
+			assertThat(context).hasSingleBean(A2Routes.class).hasSingleBean(A2SocketHandler.class).hasBean("a2RouterFunction")
+				.hasBean("a2SocketMapping");
+			// without Spring Security, everyone may: said once at start-up
+			assertThat(context.getBean(A2Authorizer.class).allows(null, A2Permission.CLEAR, "chat", "s")).isTrue();
+		});
+	}
+
+	@Test
+	void theApplicationsAuthorizerAndRouterFunctionWin() {
+		this.runner.withUserConfiguration(OwnBeans.class).run((context) -> {
+			assertThat(context.getBean(A2Authorizer.class)).isSameAs(context.getBean(OwnBeans.class).authorizer);
+			assertThat(context.getBean("a2RouterFunction")).isSameAs(context.getBean(OwnBeans.class).routes);
+		});
+	}
+
+	@Test
+	void theEndpointsCanBeSwitchedOff() {
+		this.runner.withPropertyValues("a2.web.enabled=false")
+			.run((context) -> assertThat(context).doesNotHaveBean(A2Routes.class).doesNotHaveBean(A2SocketHandler.class));
+	}
+
+	@Test
+	void aServletApplicationGetsNoWebFluxEndpoints() {
+		new ApplicationContextRunner()
+			.withConfiguration(AutoConfigurations.of(A2AutoConfiguration.class, A2WebAutoConfiguration.class))
+			.withBean(DataSource.class, () -> new DelegatingDataSource(this.dataSource))
+			.withUserConfiguration(ChatContract.class)
+			.run((context) -> assertThat(context).doesNotHaveBean(A2Routes.class));
+	}
+
+	@Test
+	void withSpringSecurityOnlyAuthenticatedCallersAreLetIn() {
+		A2Authorizer authorizer = AuthenticatedCallers.AUTHORIZER;
+		assertThat(authorizer.allows(null, A2Permission.READ, "chat", "s")).isFalse();
+		assertThat(authorizer.allows(new AnonymousAuthenticationToken("key", "anonymous",
+				AuthorityUtils.createAuthorityList("ROLE_ANONYMOUS")), A2Permission.READ, "chat", "s")).isFalse();
+		assertThat(authorizer.allows(UsernamePasswordAuthenticationToken.unauthenticated("ann", "secret"), A2Permission.READ,
+				"chat", "s")).isFalse();
+		assertThat(authorizer.allows(UsernamePasswordAuthenticationToken.authenticated("ann", null, List.of()),
+				A2Permission.PUSH, "chat", "s")).isTrue();
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class ChatContract {
+
+		@Bean
+		Contract chat() {
+			return Contract.builder("chat").event("said", String.class).build();
+		}
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class OwnBeans {
+
+		final A2Authorizer authorizer = (caller, permission, contract, session) -> caller != null;
+
+		final RouterFunction<ServerResponse> routes = RouterFunctions.route().GET("/mine", (request) -> ServerResponse.ok().build())
+			.build();
+
+		@Bean
+		A2Authorizer myAuthorizer() {
+			return this.authorizer;
+		}
+
+		@Bean
+		RouterFunction<ServerResponse> a2RouterFunction() {
+			return this.routes;
+		}
+
+	}
+
+}
