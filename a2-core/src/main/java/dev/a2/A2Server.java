@@ -12,6 +12,7 @@ import java.util.Objects;
 
 import javax.sql.DataSource;
 
+import dev.a2.drain.Drainer;
 import dev.a2.live.SessionChanges;
 import dev.a2.state.StateReader;
 import io.micrometer.observation.Observation;
@@ -98,7 +99,7 @@ public final class A2Server implements AutoCloseable {
 		this.payloads = new PayloadBinder(builder.jsonMapper, builder.payloadValidator);
 		this.state = new StateReader(events, snapshots, builder.jsonMapper, builder.snapshotEvery, builder.stateCacheSize);
 		this.drainer = (work != null && !builder.consumers.isEmpty() && builder.runConsumers)
-				? new Drainer(this, work, builder.drain) : null;
+				? new Drainer(new ServerDrainHost(this), work, builder.drain) : null;
 	}
 
 	public static Builder builder() {

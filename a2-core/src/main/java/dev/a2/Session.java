@@ -11,6 +11,7 @@ import java.util.Map;
 import java.util.TreeMap;
 import java.util.UUID;
 
+import dev.a2.drain.Drainer;
 import dev.a2.live.SessionChange;
 import dev.a2.presence.PresenceRules;
 import dev.a2.store.EventToStore;
@@ -390,12 +391,12 @@ public final class Session {
 	 * @throws A2Exception {@code CONSUMER_DEAD_LETTERED} when the cursor is dead-lettered
 	 */
 	public long consume(String consumer) {
-		return this.server.drainer().consume(this, consumer, null, null);
+		return this.server.drainer().consume(this.contract.name(), this.id, consumer, null, null);
 	}
 
 	/** Drives a fixed-lane consumer's cursor in this session until it is past {@code through}. */
 	public long consume(String consumer, long through) {
-		return this.server.drainer().consume(this, consumer, through, null);
+		return this.server.drainer().consume(this.contract.name(), this.id, consumer, through, null);
 	}
 
 	/**

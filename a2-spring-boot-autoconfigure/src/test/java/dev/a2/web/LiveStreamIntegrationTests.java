@@ -7,10 +7,12 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.LongStream;
 
 import dev.a2.live.SessionFeeds;
+import io.netty.channel.EventLoop;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -19,8 +21,7 @@ import reactor.blockhound.BlockingOperationError;
 import reactor.core.Disposable;
 import reactor.core.publisher.BaseSubscriber;
 import reactor.core.publisher.Flux;
-import reactor.core.publisher.Mono;
-import reactor.core.scheduler.Schedulers;
+import reactor.netty.http.HttpResources;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 
@@ -184,14 +185,16 @@ class LiveStreamIntegrationTests {
 
 	@Test
 	void blockHoundIsWatchingTheEventLoops() {
-		// the proof that the tests above ran with blocking calls on non-blocking threads refused
-		assertThatThrownBy(() -> Mono.fromCallable(() -> {
+		// the proof that the tests above ran with blocking calls on the servers' event loops refused
+		EventLoop loop = HttpResources.get().onServer(true).next();
+		Future<Integer> blocking = loop.submit(() -> {
 			Object lock = new Object();
 			synchronized (lock) {
 				lock.wait(1);
 			}
 			return 1;
-		}).subscribeOn(Schedulers.parallel()).block(Duration.ofSeconds(5))).hasCauseInstanceOf(BlockingOperationError.class);
+		});
+		assertThatThrownBy(() -> blocking.get(5, TimeUnit.SECONDS)).hasCauseInstanceOf(BlockingOperationError.class);
 	}
 
 	static Flux<ServerSentEvent<String>> stream(WebClient client, String session, String lastEventId) {

@@ -1,0 +1,131 @@
+package dev.a2;
+
+import java.time.Clock;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+
+import dev.a2.drain.DrainHost;
+import dev.a2.live.SessionChanges;
+import dev.a2.store.EventToStore;
+import dev.a2.store.StoredEvent;
+import dev.a2.store.WorkStore.ScheduledTask;
+import io.micrometer.observation.ObservationRegistry;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The server's side of the bridge to the drain engine: what {@link dev.a2.drain.Drainer} may use of
+ * the server, so that the server's internals stay package-private.
+ */
+final class ServerDrainHost implements DrainHost {
+
+	private final A2Server server;
+
+	ServerDrainHost(A2Server server) {
+		this.server = server;
+	}
+
+	@Override
+	public Clock clock() {
+		return this.server.clock();
+	}
+
+	@Override
+	public ObservationRegistry observations() {
+		return this.server.observations;
+	}
+
+	@Override
+	public SessionChanges changes() {
+		return this.server.changes;
+	}
+
+	@Override
+	public List<Consumer> consumers() {
+		return this.server.consumers();
+	}
+
+	@Override
+	public @Nullable Consumer consumer(String contract, String name) {
+		return this.server.consumer(contract, name);
+	}
+
+	@Override
+	public Event decode(String contract, StoredEvent stored) {
+		return this.server.payloads.event(this.server.contract(contract), stored);
+	}
+
+	@Override
+	public List<StoredEvent> range(String contract, String session, long after, long through, int limit) {
+		return this.server.events.range(contract, session, after, through, limit);
+	}
+
+	@Override
+	public long head(String contract, String session) {
+		return this.server.events.head(contract, session).lastIndex();
+	}
+
+	@Override
+	public List<EventToStore> run(Consumer consumer, String session, Event event, int attempt, AbortSignal signal, Cause cause)
+			throws Exception {
+		Session log = this.server.session(consumer.contract(), session);
+		ConsumerContext context = new ConsumerContext(event, attempt, signal, new RunSession(log, consumer, event, cause));
+		Object result = consumer.handler().run(context);
+		if (signal.isAborted()) {
+			return List.of();
+		}
+		return log.prepare(derivedIds(returnedEvents(result, consumer), event, consumer), cause, true);
+	}
+
+	@Override
+	public void deliver(ScheduledTask task) {
+		this.server.deliver(task);
+	}
+
+	@Override
+	public AbortSignal newSignal() {
+		return new AbortSignal();
+	}
+
+	@Override
+	public void abort(AbortSignal signal, A2Exception reason) {
+		signal.abort(reason);
+	}
+
+	@Override
+	public void bind(AbortSignal signal, @Nullable Thread thread) {
+		signal.bind(thread);
+	}
+
+	private static List<NewEvent> returnedEvents(@Nullable Object result, Consumer consumer) {
+		if (result == null) {
+			return List.of();
+		}
+		if (result instanceof NewEvent event) {
+			return List.of(event);
+		}
+		if (result instanceof Collection<?> collection) {
+			List<NewEvent> events = new ArrayList<>(collection.size());
+			for (Object item : collection) {
+				if (!(item instanceof NewEvent event)) {
+					throw new IllegalStateException("consumer '" + consumer.name() + "' returned a collection holding a "
+							+ ((item != null) ? item.getClass().getName() : "null") + "; return NewEvent instances");
+				}
+				events.add(event);
+			}
+			return events;
+		}
+		throw new IllegalStateException("consumer '" + consumer.name() + "' returned a " + result.getClass().getName()
+				+ "; return nothing, a NewEvent or a collection of them");
+	}
+	private static List<NewEvent> derivedIds(List<NewEvent> events, Event trigger, Consumer consumer) {
+		List<NewEvent> withIds = new ArrayList<>(events.size());
+		for (int i = 0; i < events.size(); i++) {
+			NewEvent event = events.get(i);
+			String id = (event.id() != null) ? event.id() : DerivedIds.returnedEvent(trigger.id(), i, consumer.name());
+			withIds.add(new NewEvent(event.type(), event.payload(), id));
+		}
+		return withIds;
+	}
+
+}

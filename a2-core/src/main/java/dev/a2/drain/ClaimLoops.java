@@ -1,0 +1,230 @@
+package dev.a2.drain;
+
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import dev.a2.A2Observations;
+import dev.a2.Consumer;
+import dev.a2.DrainSettings;
+import dev.a2.store.Claim;
+import dev.a2.store.Finish;
+import dev.a2.store.WorkStore;
+import dev.a2.store.WorkStore.SessionRef;
+import io.micrometer.observation.Observation;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+
+/**
+ * One loop per session being drained on this instance: it claims the session's runnable units (no
+ * more than there are free run permits) and starts each on the run executor, until a claim finds
+ * nothing. A request for a session whose loop runs makes it claim once more instead of starting
+ * another. Loops run on a small pool with a bounded queue: what does not fit is left in the
+ * database for the sweep to find.
+ */
+final class ClaimLoops {
+
+	private static final Log logger = LogFactory.getLog(Drainer.class);
+
+	private static final int LOOP_QUEUE = 10_000;
+
+	private final DrainHost host;
+
+	private final WorkStore work;
+
+	private final DrainSettings settings;
+
+	private final RunExecution execution;
+
+	private final Finisher finisher;
+
+	private final Map<UUID, Running> running;
+
+	/** Per contract, the consumers this instance runs: it claims only their work. */
+	private final Map<String, List<String>> consumerNames = new HashMap<>();
+
+	private final ThreadPoolExecutor loops;
+
+	private final ExecutorService runs;
+
+	private final Semaphore permits;
+
+	private final Map<SessionRef, LoopState> loopStates = new ConcurrentHashMap<>();
+
+	/** Sessions whose loop found no free permit; drained again when one frees up. */
+	private final Set<SessionRef> starved = ConcurrentHashMap.newKeySet();
+
+	private volatile boolean stopping;
+
+	ClaimLoops(DrainHost host, WorkStore work, DrainSettings settings, RunExecution execution, Finisher finisher,
+			Map<UUID, Running> running, ExecutorService runs) {
+		this.host = host;
+		this.work = work;
+		this.settings = settings;
+		this.execution = execution;
+		this.finisher = finisher;
+		this.running = running;
+		this.runs = runs;
+		for (Consumer consumer : host.consumers()) {
+			this.consumerNames.computeIfAbsent(consumer.contract(), (c) -> new ArrayList<>()).add(consumer.name());
+		}
+		AtomicInteger loopThreads = new AtomicInteger();
+		this.loops = new ThreadPoolExecutor(2, 2, 0, TimeUnit.MILLISECONDS, new ArrayBlockingQueue<>(LOOP_QUEUE),
+				Drainer.daemon(() -> "a2-drain-" + loopThreads.incrementAndGet()));
+		this.permits = new Semaphore(settings.concurrency());
+	}
+
+	/** Drains a session on this instance soon; a no-op while stopping. */
+	void request(String contract, String session) {
+		if (this.stopping) {
+			return;
+		}
+		SessionRef key = new SessionRef(contract, session);
+		while (true) {
+			LoopState state = this.loopStates.computeIfAbsent(key, (k) -> new LoopState());
+			synchronized (state) {
+				if (state.removed) {
+					continue;
+				}
+				if (state.running) {
+					state.again = true;
+					return;
+				}
+				state.running = true;
+			}
+			try {
+				this.loops.execute(() -> loop(key, state));
+			}
+			catch (RejectedExecutionException ex) {
+				// too many sessions waiting already: the sweep finds this one in the database
+				endLoop(key, state);
+			}
+			return;
+		}
+	}
+
+	boolean stopping() {
+		return this.stopping;
+	}
+
+	void stop() {
+		this.stopping = true;
+	}
+
+	void shutdown() {
+		this.stopping = true;
+		this.loops.shutdownNow();
+		this.runs.shutdownNow();
+	}
+
+	private void loop(SessionRef key, LoopState state) {
+		Observation drain = Observation.createNotStarted(A2Observations.DRAIN, this.host.observations())
+			.lowCardinalityKeyValue(A2Observations.CONTRACT, key.contract())
+			.highCardinalityKeyValue(A2Observations.SESSION, key.session())
+			.start();
+		try {
+			while (!this.stopping) {
+				List<Claim> claims = List.of();
+				int free = Math.min(this.permits.availablePermits(), this.settings.claimBatch());
+				if (free > 0) {
+					Instant now = this.host.clock().instant();
+					int limit = free;
+					claims = Observation.createNotStarted(A2Observations.CLAIM, this.host.observations())
+						.lowCardinalityKeyValue(A2Observations.CONTRACT, key.contract())
+						.highCardinalityKeyValue(A2Observations.SESSION, key.session())
+						.observe(() -> this.work.claim(key.contract(), key.session(),
+								this.consumerNames.getOrDefault(key.contract(), List.of()), now, now.plus(this.settings.lease()),
+								limit));
+				}
+				else {
+					this.starved.add(key);
+				}
+				for (Claim claim : claims) {
+					start(claim);
+				}
+				synchronized (state) {
+					if (claims.isEmpty() && !state.again) {
+						break;
+					}
+					state.again = false;
+				}
+			}
+		}
+		catch (RuntimeException ex) {
+			drain.error(ex);
+			logger.warn("Draining session '" + key.session() + "' of contract '" + key.contract()
+					+ "' failed; the sweep will try again", ex);
+		}
+		drain.stop();
+		endLoop(key, state);
+	}
+
+	private void endLoop(SessionRef key, LoopState state) {
+		synchronized (state) {
+			state.running = false;
+			state.removed = true;
+		}
+		this.loopStates.remove(key, state);
+	}
+
+	private void start(Claim claim) {
+		if (claim.events().isEmpty()) {
+			// a cursor with no matching event left moves to its target
+			this.finisher.add(new Running.Done(new Running(claim, null, this.host.newSignal()),
+					Finish.completed(claim, List.of(), claim.target())));
+			return;
+		}
+		Consumer consumer = this.host.consumer(claim.contract(), claim.consumer());
+		if (consumer == null) {
+			return;
+		}
+		this.permits.acquireUninterruptibly();
+		Running run = new Running(claim, consumer, this.host.newSignal());
+		this.running.put(claim.token(), run);
+		try {
+			this.runs.execute(() -> run(run));
+		}
+		catch (RejectedExecutionException ex) {
+			this.running.remove(claim.token());
+			this.permits.release();
+		}
+	}
+
+	private void run(Running run) {
+		Finish finish = null;
+		try {
+			finish = this.execution.execute(run);
+		}
+		finally {
+			this.permits.release();
+			SessionRef starved = this.starved.stream().findFirst().orElse(null);
+			if (starved != null && this.starved.remove(starved)) {
+				request(starved.contract(), starved.session());
+			}
+		}
+		this.finisher.add(new Running.Done(run, finish));
+	}
+
+	private static final class LoopState {
+
+		boolean running;
+
+		boolean again;
+
+		boolean removed;
+
+	}
+
+}

@@ -1,0 +1,232 @@
+package dev.a2.drain;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Supplier;
+
+import dev.a2.A2Exception;
+import dev.a2.Consumer;
+import dev.a2.DrainSettings;
+import dev.a2.ErrorCode;
+import dev.a2.Event;
+import dev.a2.live.SessionChange;
+import dev.a2.store.Claim;
+import dev.a2.store.WorkStore;
+import dev.a2.store.WorkStore.ConsumerRef;
+import dev.a2.store.WorkStore.SessionRef;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Runs consumers durably on this instance: claims a session's runnable units ({@link ClaimLoops}),
+ * runs them on a bounded executor ({@link RunExecution}), renews their leases while they run
+ * ({@link Leases}), and writes how they ended in batches ({@link Finisher}).
+ * <p>
+ * Threads: session loops (claiming) on a small pool with a bounded queue; runs on virtual threads
+ * when the JVM has them (else a pool), never more than {@code concurrency} at once; one finisher
+ * that writes finished attempts together; one timer for heartbeats. Nothing in memory grows with the
+ * backlog: what does not fit is left in the database for the sweep to find. Internal to A2.
+ */
+public final class Drainer {
+
+	private static final Log logger = LogFactory.getLog(Drainer.class);
+
+	private static final String EXHAUSTED = "every attempt ended before it finished";
+
+	private final DrainHost host;
+
+	private final WorkStore work;
+
+	private final DrainSettings settings;
+
+	private final List<ConsumerRef> consumerRefs = new ArrayList<>();
+
+	private final Map<UUID, Running> running = new ConcurrentHashMap<>();
+
+	private final Finisher finisher;
+
+	private final ClaimLoops loops;
+
+	private final Leases leases;
+
+	private final Consumption consumption;
+
+	private final AutoCloseable listening;
+
+	public Drainer(DrainHost host, WorkStore work, DrainSettings settings) {
+		this.host = host;
+		this.work = work;
+		this.settings = settings;
+		for (Consumer consumer : host.consumers()) {
+			this.consumerRefs.add(new ConsumerRef(consumer.contract(), consumer.name()));
+		}
+		this.finisher = new Finisher(host, work, this.running);
+		this.loops = new ClaimLoops(host, work, settings, new RunExecution(host, settings), this.finisher, this.running,
+				runExecutor(settings));
+		this.leases = new Leases(host, work, settings.lease(), settings.heartbeat(), this.running);
+		this.consumption = new Consumption(host, work, this.finisher.progress, this.loops::request);
+		this.finisher.start(this.loops::request);
+		this.listening = host.changes().listen(this::changedElsewhere);
+	}
+
+	/** Drains a session on this instance soon; a no-op while stopping. */
+	public void request(String contract, String session) {
+		this.loops.request(contract, session);
+	}
+
+	/**
+	 * Another instance changed a session: its new work is drained here at once rather than at the
+	 * next sweep, and its events abort what they abort here rather than at the next heartbeat.
+	 */
+	private void changedElsewhere(@Nullable SessionChange change) {
+		if (change == null || change.local() || this.loops.stopping()) {
+			return;
+		}
+		if (change.kind() == SessionChange.Kind.WORK) {
+			request(change.contract(), change.session());
+		}
+		if (change.kind() != SessionChange.Kind.PRESENCE) {
+			this.leases.changedElsewhere(change);
+		}
+	}
+
+	/** Renews the leases of running attempts now (it also runs on its own timer). */
+	public void heartbeat() {
+		this.leases.heartbeat();
+	}
+
+	/** Aborts running attempts of a session's consumers that {@code arrived} aborts (abortOn). */
+	public void abortOn(String contract, String session, Event arrived) {
+		this.leases.abortOn(contract, session, arrived);
+	}
+
+	/** Aborts running attempts whose trigger a clear ended. */
+	public void abortCleared(String contract, String session, long markerIndex) {
+		this.leases.abortCleared(contract, session, markerIndex);
+	}
+
+	/**
+	 * Drives a fixed-lane consumer's cursor in a session past {@code through} (the head when
+	 * {@code null}) and answers the index it reached.
+	 * @param caller the consumer that consumes, from inside its run, or {@code null}
+	 */
+	public long consume(String contract, String session, String consumer, @Nullable Long through, @Nullable String caller) {
+		return this.consumption.consume(contract, session, consumer, through, caller);
+	}
+
+	/**
+	 * Finds due work across the database (lapsed leases, passed back-offs, unclaimed units, backfills,
+	 * scheduled tasks) and drains it; any number of instances may sweep at once.
+	 * @return how many sessions it started draining
+	 */
+	public int sweep() {
+		if (this.loops.stopping()) {
+			return 0;
+		}
+		Instant now = this.host.clock().instant();
+		this.work.expireExhausted(now, this.settings.maxFailures(), EXHAUSTED);
+		for (Consumer consumer : this.host.consumers()) {
+			if (consumer.backfill()) {
+				this.work.backfill(consumer.contract(), consumer.name(), consumer.types(), this.settings.sweepBatch());
+			}
+		}
+		try {
+			while (!this.loops.stopping() && this.work.deliverDue(now, this.host::deliver)) {
+				// one task per transaction, each exactly once
+			}
+		}
+		catch (RuntimeException ex) {
+			logger.warn("Could not deliver a scheduled task; the next sweep tries again", ex);
+		}
+		List<SessionRef> due = this.work.sessionsWithDueWork(now, this.consumerRefs, this.settings.sweepBatch());
+		due.forEach((s) -> request(s.contract(), s.session()));
+		return due.size();
+	}
+
+	/**
+	 * Stops claiming, lets running attempts finish within {@code grace}, then aborts the rest and
+	 * releases their claims so that another instance takes them at once.
+	 */
+	public void stop(Duration grace) {
+		this.loops.stop();
+		long deadline = System.nanoTime() + grace.toNanos();
+		while ((!this.running.isEmpty() || !this.finisher.idle()) && System.nanoTime() < deadline) {
+			synchronized (this.finisher.progress) {
+				try {
+					this.finisher.progress.wait(20);
+				}
+				catch (InterruptedException ex) {
+					Thread.currentThread().interrupt();
+					break;
+				}
+			}
+		}
+		List<Claim> abandoned = new ArrayList<>();
+		for (Running run : this.running.values()) {
+			run.lost = true;
+			this.host.abort(run.signal, new A2Exception(ErrorCode.CLAIM_EXPIRED, "the instance is stopping"));
+			abandoned.add(run.claim);
+		}
+		try {
+			this.work.release(abandoned);
+		}
+		catch (RuntimeException ex) {
+			logger.warn("Could not release " + abandoned.size() + " claim(s); they are taken over when their leases lapse", ex);
+		}
+		shutdown();
+	}
+
+	/** Stops at once, finishing and releasing nothing, as a crash would (for tests). */
+	public void halt() {
+		this.loops.stop();
+		this.running.values().forEach((run) -> run.lost = true);
+		shutdown();
+	}
+
+	private void shutdown() {
+		this.finisher.halt();
+		try {
+			this.listening.close();
+		}
+		catch (Exception ex) {
+			// nothing to release
+		}
+		this.leases.shutdown();
+		this.loops.shutdown();
+	}
+
+	/** Attempts running on this instance now. */
+	public int running() {
+		return this.running.size();
+	}
+
+	private static ExecutorService runExecutor(DrainSettings settings) {
+		try {
+			// Java 21+: a virtual thread per run; the permits bound how many run at once
+			return (ExecutorService) Executors.class.getMethod("newVirtualThreadPerTaskExecutor").invoke(null);
+		}
+		catch (ReflectiveOperationException ex) {
+			AtomicInteger threads = new AtomicInteger();
+			return Executors.newFixedThreadPool(settings.concurrency(), daemon(() -> "a2-run-" + threads.incrementAndGet()));
+		}
+	}
+
+	static ThreadFactory daemon(Supplier<String> name) {
+		return (runnable) -> {
+			Thread thread = new Thread(runnable, name.get());
+			thread.setDaemon(true);
+			return thread;
+		};
+	}
+
+}

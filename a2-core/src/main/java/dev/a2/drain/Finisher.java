@@ -1,0 +1,142 @@
+package dev.a2.drain;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BiConsumer;
+
+import dev.a2.A2Exception;
+import dev.a2.A2Observations;
+import dev.a2.ErrorCode;
+import dev.a2.live.SessionChange;
+import dev.a2.store.Finish;
+import dev.a2.store.WorkStore;
+import dev.a2.store.WorkStore.SessionRef;
+import io.micrometer.observation.Observation;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+
+/**
+ * Writes how attempts ended, many in one transaction, on a thread of its own: the finishes of
+ * attempts that still hold their claims commit with the events they returned; the others are told
+ * they were superseded. Then the sessions are drained again, and waiters on progress wake.
+ */
+final class Finisher {
+
+	private static final Log logger = LogFactory.getLog(Drainer.class);
+
+	private static final int FINISH_BATCH = 256;
+
+	private final DrainHost host;
+
+	private final WorkStore work;
+
+	private final Map<UUID, Running> running;
+
+	private final BlockingQueue<Running.Done> done = new LinkedBlockingQueue<>();
+
+	private final Thread completer;
+
+	/** Notified after each batch: {@code consume} and {@code stop} wait on it. */
+	final Object progress = new Object();
+
+	private volatile BiConsumer<String, String> drainAgain = (contract, session) -> {
+	};
+
+	private volatile boolean halted;
+
+	Finisher(DrainHost host, WorkStore work, Map<UUID, Running> running) {
+		this.host = host;
+		this.work = work;
+		this.running = running;
+		this.completer = Drainer.daemon(() -> "a2-completer").newThread(this::complete);
+	}
+
+	/** Starts writing; {@code drainAgain} is asked to drain each session a batch touched. */
+	void start(BiConsumer<String, String> drainAgain) {
+		this.drainAgain = drainAgain;
+		this.completer.start();
+	}
+
+	void add(Running.Done ended) {
+		this.done.add(ended);
+	}
+
+	boolean idle() {
+		return this.done.isEmpty();
+	}
+
+	void halt() {
+		this.halted = true;
+		this.completer.interrupt();
+	}
+
+	private void complete() {
+		List<Running.Done> batch = new ArrayList<>();
+		while (!this.halted) {
+			try {
+				Running.Done first = this.done.poll(100, TimeUnit.MILLISECONDS);
+				if (first == null) {
+					continue;
+				}
+				batch.clear();
+				batch.add(first);
+				this.done.drainTo(batch, FINISH_BATCH - 1);
+				write(batch);
+			}
+			catch (InterruptedException ex) {
+				if (this.halted) {
+					return;
+				}
+			}
+			catch (RuntimeException ex) {
+				// the claims lapse and other attempts take over: at least once, never lost
+				logger.warn("Could not record " + batch.size() + " finished consumer attempt(s); they will run again", ex);
+				batch.forEach((d) -> this.running.remove(d.run().claim.token()));
+			}
+		}
+	}
+
+	private void write(List<Running.Done> batch) {
+		List<Finish> finishes = new ArrayList<>(batch.size());
+		for (Running.Done d : batch) {
+			if (d.finish() != null && !d.run().lost) {
+				finishes.add(d.finish());
+			}
+		}
+		Set<UUID> accepted = this.halted ? Set.of()
+				: Observation.createNotStarted(A2Observations.COMMIT, this.host.observations())
+					.observe(() -> this.work.finish(finishes, this.host.clock().instant()));
+		Set<SessionRef> sessions = new LinkedHashSet<>();
+		Map<SessionRef, SessionChange.Kind> appended = new HashMap<>();
+		for (Running.Done d : batch) {
+			Running run = d.run();
+			this.running.remove(run.claim.token());
+			SessionRef session = new SessionRef(run.claim.contract(), run.claim.session());
+			if (d.finish() != null && !accepted.contains(run.claim.token())) {
+				this.host.abort(run.signal, new A2Exception(ErrorCode.SUPERSEDED_ATTEMPT,
+						"another attempt took over this unit; nothing this attempt returned was committed"));
+			}
+			else if (d.finish() != null && !d.finish().events().isEmpty()) {
+				boolean work = d.finish().events().stream().anyMatch((event) -> !event.work().isEmpty());
+				appended.merge(session, work ? SessionChange.Kind.WORK : SessionChange.Kind.EVENTS,
+						(a, b) -> (a == SessionChange.Kind.WORK) ? a : b);
+			}
+			sessions.add(session);
+		}
+		// the events runs returned are in the logs now: streams here and elsewhere read them
+		appended.forEach((session, kind) -> this.host.changes().publish(kind, session.contract(), session.session()));
+		synchronized (this.progress) {
+			this.progress.notifyAll();
+		}
+		sessions.forEach((s) -> this.drainAgain.accept(s.contract(), s.session()));
+	}
+
+}

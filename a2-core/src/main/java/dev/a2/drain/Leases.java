@@ -1,0 +1,153 @@
+package dev.a2.drain;
+
+import java.time.Duration;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+
+import dev.a2.A2Exception;
+import dev.a2.Consumer;
+import dev.a2.ErrorCode;
+import dev.a2.Event;
+import dev.a2.live.SessionChange;
+import dev.a2.store.Claim;
+import dev.a2.store.StoredEvent;
+import dev.a2.store.WorkStore;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+
+/**
+ * The leases of running attempts and what aborts them: a heartbeat renews the claims (an attempt
+ * whose claim lapsed or was ended is aborted), abortOn events abort the runs they name, a clear
+ * aborts the runs of the events before it — at once when the change is made here or told by
+ * another instance, at the next heartbeat at the latest.
+ */
+final class Leases {
+
+	private static final Log logger = LogFactory.getLog(Drainer.class);
+
+	/** How many later events a check reads to find abortOn events appended elsewhere. */
+	private static final int ABORT_SCAN = 1000;
+
+	private final DrainHost host;
+
+	private final WorkStore work;
+
+	private final Duration lease;
+
+	private final Map<UUID, Running> running;
+
+	private final ScheduledExecutorService timer;
+
+	Leases(DrainHost host, WorkStore work, Duration lease, Duration heartbeat, Map<UUID, Running> running) {
+		this.host = host;
+		this.work = work;
+		this.lease = lease;
+		this.running = running;
+		this.timer = Executors.newSingleThreadScheduledExecutor(Drainer.daemon(() -> "a2-heartbeat"));
+		long every = heartbeat.toMillis();
+		this.timer.scheduleWithFixedDelay(this::heartbeat, every, every, TimeUnit.MILLISECONDS);
+	}
+
+	void heartbeat() {
+		try {
+			List<Running> live = this.running.values().stream().filter((r) -> !r.lost).toList();
+			if (live.isEmpty()) {
+				return;
+			}
+			Set<UUID> held = this.work.renew(live.stream().map((r) -> r.claim).toList(),
+					this.host.clock().instant().plus(this.lease));
+			for (Running run : live) {
+				if (!held.contains(run.claim.token()) && this.running.containsKey(run.claim.token())) {
+					run.lost = true;
+					this.host.abort(run.signal, new A2Exception(ErrorCode.CLAIM_EXPIRED,
+							"the claim of this attempt lapsed or was ended; another attempt may run the unit"));
+				}
+				else {
+					abortOnArrivalsElsewhere(run);
+				}
+			}
+		}
+		catch (RuntimeException ex) {
+			logger.warn("Could not renew the leases of running consumer attempts", ex);
+		}
+	}
+
+	/**
+	 * Another instance changed a session this instance runs attempts of: its abortOn events, or its
+	 * clear, abort them here now rather than at the next heartbeat.
+	 */
+	void changedElsewhere(SessionChange change) {
+		boolean affected = false;
+		for (Running run : this.running.values()) {
+			affected |= run.claim.contract().equals(change.contract()) && run.claim.session().equals(change.session());
+		}
+		if (!affected) {
+			return;
+		}
+		// the listener's thread must not wait for the store: the heartbeat's does
+		try {
+			this.timer.execute((change.kind() == SessionChange.Kind.CLEARED) ? this::heartbeat
+					: () -> this.running.values().forEach(this::abortOnArrivalsElsewhere));
+		}
+		catch (RejectedExecutionException ex) {
+			// stopping
+		}
+	}
+
+	/** Aborts running attempts of a session's consumers that {@code arrived} aborts (abortOn). */
+	void abortOn(String contract, String session, Event arrived) {
+		for (Running run : this.running.values()) {
+			Claim claim = run.claim;
+			Event trigger = run.current;
+			if (run.consumer == null || trigger == null || !claim.contract().equals(contract) || !claim.session().equals(session)
+					|| trigger.index() >= arrived.index()) {
+				continue;
+			}
+			for (Consumer.AbortOn abort : run.consumer.abortOn()) {
+				if (abort.type().equals(arrived.type()) && abort.when().test(trigger, arrived)) {
+					this.host.abort(run.signal, new A2Exception(ErrorCode.ABORTED,
+							"event " + arrived.index() + " of type '" + arrived.type() + "' arrived"));
+				}
+			}
+		}
+	}
+
+	/** Reads what was appended after a run's event, elsewhere, and aborts the run if any of it says so. */
+	private void abortOnArrivalsElsewhere(Running run) {
+		Event current = run.current;
+		if (run.consumer == null || run.consumer.abortOn().isEmpty() || current == null || run.signal.isAborted()) {
+			return;
+		}
+		Set<String> types = new HashSet<>();
+		run.consumer.abortOn().forEach((abort) -> types.add(abort.type()));
+		for (StoredEvent later : this.host.range(run.claim.contract(), run.claim.session(), current.index(), Long.MAX_VALUE,
+				ABORT_SCAN)) {
+			if (types.contains(later.type())) {
+				abortOn(run.claim.contract(), run.claim.session(), this.host.decode(run.claim.contract(), later));
+			}
+		}
+	}
+
+	/** Aborts running attempts whose trigger a clear ended. */
+	void abortCleared(String contract, String session, long markerIndex) {
+		for (Running run : this.running.values()) {
+			Claim claim = run.claim;
+			if (claim.contract().equals(contract) && claim.session().equals(session) && claim.index() < markerIndex) {
+				run.lost = true;
+				this.host.abort(run.signal, new A2Exception(ErrorCode.ABORTED, "the session was cleared"));
+			}
+		}
+	}
+
+	void shutdown() {
+		this.timer.shutdownNow();
+	}
+
+}

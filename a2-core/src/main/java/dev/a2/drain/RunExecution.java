@@ -1,0 +1,136 @@
+package dev.a2.drain;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+
+import dev.a2.A2Exception;
+import dev.a2.A2Observations;
+import dev.a2.Cause;
+import dev.a2.Consumer;
+import dev.a2.DrainSettings;
+import dev.a2.ErrorCode;
+import dev.a2.Event;
+import dev.a2.Lane;
+import dev.a2.NonRetriableException;
+import dev.a2.store.Claim;
+import dev.a2.store.EventToStore;
+import dev.a2.store.Finish;
+import dev.a2.store.StoredEvent;
+import io.micrometer.observation.Observation;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Runs a claim's events in order (one for a unit, a run of them for a cursor) and decides how the
+ * attempt ended: the events that completed commit with their returned events, and a failure stops
+ * the run at its event.
+ */
+final class RunExecution {
+
+	private static final Log logger = LogFactory.getLog(Drainer.class);
+
+	private final DrainHost host;
+
+	private final DrainSettings settings;
+
+	RunExecution(DrainHost host, DrainSettings settings) {
+		this.host = host;
+		this.settings = settings;
+	}
+
+	/** How the attempt ended; {@code null} when nothing is to be written (it was superseded or stopped). */
+	@Nullable Finish execute(Running run) {
+		Claim claim = run.claim;
+		Consumer consumer = run.consumer;
+		Finish finish = null;
+		this.host.bind(run.signal, Thread.currentThread());
+		try {
+			List<EventToStore> returned = new ArrayList<>();
+			long through = claim.cursor() ? claim.position() : claim.index() - 1;
+			for (StoredEvent stored : claim.events()) {
+				Event event = this.host.decode(claim.contract(), stored);
+				run.current = event;
+				Cause cause = new Cause(consumer.name(), laneOf(consumer, claim), event.index(), claim.attempt());
+				Observation observation = eventObservation(run, consumer, event).start();
+				try {
+					returned.addAll(this.host.run(consumer, claim.session(), event, claim.attempt(), run.signal, cause));
+				}
+				catch (Throwable ex) {
+					if (!run.signal.isAborted()) {
+						finish = failed(run, consumer, ex, returned, through, event.index());
+						observation.error(ex);
+						observation.lowCardinalityKeyValue(A2Observations.OUTCOME, finish.dead() ? "dead_lettered" : "failed");
+						observation.stop();
+						break;
+					}
+				}
+				if (run.signal.isAborted()) {
+					observation.lowCardinalityKeyValue(A2Observations.OUTCOME, run.lost ? "superseded" : "aborted");
+					observation.stop();
+					// abortOn ends the unit of the event it aborted; any other abort writes nothing
+					A2Exception reason = run.signal.reason();
+					boolean ended = reason != null && reason.code() == ErrorCode.ABORTED && !run.lost;
+					finish = ended ? Finish.completed(claim, returned, event.index()) : null;
+					break;
+				}
+				observation.lowCardinalityKeyValue(A2Observations.OUTCOME, "completed");
+				observation.stop();
+				through = event.index();
+				finish = Finish.completed(claim, returned, through);
+			}
+		}
+		catch (RuntimeException ex) {
+			finish = run.signal.isAborted() ? null
+					: failed(run, consumer, ex, List.of(), claim.cursor() ? claim.position() : claim.index(), claim.index());
+		}
+		finally {
+			this.host.bind(run.signal, null);
+			Thread.interrupted();
+		}
+		return finish;
+	}
+
+	private Observation eventObservation(Running run, Consumer consumer, Event event) {
+		Observation observation = Observation.createNotStarted(A2Observations.EVENT, this.host.observations())
+			.lowCardinalityKeyValue(A2Observations.CONTRACT, run.claim.contract())
+			.lowCardinalityKeyValue(A2Observations.CONSUMER, consumer.name())
+			.lowCardinalityKeyValue(A2Observations.EVENT_TYPE, event.type())
+			.highCardinalityKeyValue(A2Observations.SESSION, run.claim.session())
+			.highCardinalityKeyValue(A2Observations.EVENT_INDEX, Long.toString(event.index()))
+			.highCardinalityKeyValue(A2Observations.EVENT_ID, event.id())
+			.highCardinalityKeyValue(A2Observations.ATTEMPT, Integer.toString(run.claim.attempt()))
+			.highCardinalityKeyValue(A2Observations.AGE,
+					Long.toString(Duration.between(event.createdAt(), this.host.clock().instant()).toMillis()));
+		if (run.claim.cursor()) {
+			observation.highCardinalityKeyValue(A2Observations.LAG, Long.toString(Math.max(0, run.claim.target() - event.index())));
+		}
+		return observation;
+	}
+
+	private Finish failed(Running run, Consumer consumer, Throwable ex, List<EventToStore> returned, long through,
+			long failedIndex) {
+		int failures = run.claim.failures() + 1;
+		boolean dead = failures >= this.settings.maxFailures() || ex instanceof NonRetriableException;
+		Instant retryAt = this.host.clock().instant().plus(this.settings.retryDelay(failures));
+		String error = ex.getClass().getSimpleName() + ": " + ex.getMessage();
+		if (!dead) {
+			logger.debug("Consumer '" + consumer.name() + "' failed on event " + failedIndex + " of session '"
+					+ run.claim.session() + "' (failure " + failures + "), retrying at " + retryAt, ex);
+		}
+		else {
+			logger.warn("Consumer '" + consumer.name() + "' dead-lettered event " + failedIndex + " of session '"
+					+ run.claim.session() + "' after " + failures + " failure(s)", ex);
+		}
+		// a unit's index is its key; a cursor keeps what completed before the failure
+		return Finish.failed(run.claim, returned, run.claim.cursor() ? through : run.claim.index(), error, failedIndex,
+				retryAt, dead);
+	}
+
+	private static @Nullable String laneOf(Consumer consumer, Claim claim) {
+		return (consumer.lane() instanceof Lane.Fixed fixed) ? fixed.name() : claim.laneKey();
+	}
+
+}
