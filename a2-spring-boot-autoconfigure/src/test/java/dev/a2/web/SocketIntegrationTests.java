@@ -25,7 +25,8 @@ class SocketIntegrationTests {
 	@BeforeAll
 	static void start() {
 		instances = new Instances("sockets");
-		ConfigurableApplicationContext app = instances.start(ChatApplication.class, "a2.web.ping=300ms");
+		ConfigurableApplicationContext app = instances.start(ChatApplication.class, "a2.web.ping=300ms",
+				"a2.web.max-subscriptions-per-socket=3");
 		port = Instances.port(app);
 		http = LiveStreamIntegrationTests.client(app);
 	}
@@ -110,6 +111,24 @@ class SocketIntegrationTests {
 			JsonNode error = socket.awaitFrame(TestSocket.type("error"));
 			assertThat(error.get("session").asString()).isEqualTo("twice");
 			assertThat(error.get("error").get("message").asString()).contains("already follows");
+		}
+	}
+
+	@Test
+	void aSocketFollowsNoMoreSessionsThanItsLimit() {
+		try (TestSocket socket = new TestSocket(port, "chat")) {
+			for (int i = 1; i <= 3; i++) {
+				socket.send("{\"type\":\"subscribe\",\"session\":\"limit-" + i + "\"}");
+				socket.awaitFrame(TestSocket.type("subscribed", "limit-" + i));
+			}
+			socket.send("{\"type\":\"subscribe\",\"session\":\"limit-4\"}");
+			JsonNode error = socket.awaitFrame(TestSocket.type("error"));
+			assertThat(error.get("session").asString()).isEqualTo("limit-4");
+			assertThat(error.get("error").get("message").asString()).contains("follows 3 sessions already");
+			// one freed, one more may come
+			socket.send("{\"type\":\"unsubscribe\",\"session\":\"limit-1\"}");
+			socket.send("{\"type\":\"subscribe\",\"session\":\"limit-4\"}");
+			socket.awaitFrame(TestSocket.type("subscribed", "limit-4"));
 		}
 	}
 
