@@ -489,7 +489,9 @@ public final class A2Server implements AutoCloseable {
 			SnapshotStore snapshots = this.snapshotStore;
 			WorkStore work = this.workStore;
 			PresenceStore presence = this.presenceStore;
-			TransactionOperations transactions = TransactionOperations.withoutTransaction();
+			// what spans stores (a clear and the work it ends, a push and its presence) is one transaction
+			TransactionOperations transactions = (this.transactionManager != null)
+					? new TransactionTemplate(this.transactionManager) : TransactionOperations.withoutTransaction();
 			DataSource dataSource = this.dataSource;
 			if (dataSource != null) {
 				PlatformTransactionManager transactionManager = (this.transactionManager != null) ? this.transactionManager
@@ -502,10 +504,11 @@ public final class A2Server implements AutoCloseable {
 					snapshots = new PostgresSnapshotStore(dataSource);
 				}
 				if (work == null) {
-					work = new PostgresWorkStore(dataSource, transactionManager, events, this.drain.maxFailures());
+					work = new PostgresWorkStore(dataSource, transactionManager, events, this.drain.maxFailures(),
+							this.drain.cursorBatch());
 				}
 				if (presence == null) {
-					presence = new PostgresPresenceStore(dataSource);
+					presence = new PostgresPresenceStore(dataSource, transactionManager);
 				}
 			}
 			if (events == null || snapshots == null) {

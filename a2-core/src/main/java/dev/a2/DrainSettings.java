@@ -13,20 +13,21 @@ import java.time.Duration;
  * @param retryMax the longest back-off
  * @param maxFailures failures (and attempts) after which a unit is dead-lettered
  * @param sweepBatch the most sessions with due work one sweep starts draining
+ * @param cursorBatch the most events one claim of a fixed-lane cursor runs and completes together
  */
 public record DrainSettings(Duration lease, Duration heartbeat, int concurrency, int claimBatch, Duration retryBase,
-		Duration retryMax, int maxFailures, int sweepBatch) {
+		Duration retryMax, int maxFailures, int sweepBatch, int cursorBatch) {
 
 	public static final DrainSettings DEFAULTS = new DrainSettings(Duration.ofSeconds(30), Duration.ofSeconds(10), 64, 32,
-			Duration.ofSeconds(1), Duration.ofMinutes(5), 10, 1000);
+			Duration.ofSeconds(1), Duration.ofMinutes(5), 10, 1000, 256);
 
 	public DrainSettings {
 		if (lease.isNegative() || lease.isZero() || heartbeat.isNegative() || heartbeat.isZero()
 				|| heartbeat.compareTo(lease) >= 0) {
 			throw new IllegalArgumentException("lease must be positive and heartbeat shorter than it, were " + lease + " and " + heartbeat);
 		}
-		if (concurrency < 1 || claimBatch < 1 || maxFailures < 1 || sweepBatch < 1) {
-			throw new IllegalArgumentException("concurrency, claimBatch, maxFailures and sweepBatch must be at least 1");
+		if (concurrency < 1 || claimBatch < 1 || maxFailures < 1 || sweepBatch < 1 || cursorBatch < 1) {
+			throw new IllegalArgumentException("concurrency, claimBatch, maxFailures, sweepBatch and cursorBatch must be at least 1");
 		}
 	}
 
@@ -38,22 +39,27 @@ public record DrainSettings(Duration lease, Duration heartbeat, int concurrency,
 
 	public DrainSettings withLease(Duration lease) {
 		return new DrainSettings(lease, lease.dividedBy(3), this.concurrency, this.claimBatch, this.retryBase, this.retryMax,
-				this.maxFailures, this.sweepBatch);
+				this.maxFailures, this.sweepBatch, this.cursorBatch);
 	}
 
 	public DrainSettings withRetry(Duration base, Duration max) {
 		return new DrainSettings(this.lease, this.heartbeat, this.concurrency, this.claimBatch, base, max, this.maxFailures,
-				this.sweepBatch);
+				this.sweepBatch, this.cursorBatch);
 	}
 
 	public DrainSettings withConcurrency(int concurrency) {
 		return new DrainSettings(this.lease, this.heartbeat, concurrency, this.claimBatch, this.retryBase, this.retryMax,
-				this.maxFailures, this.sweepBatch);
+				this.maxFailures, this.sweepBatch, this.cursorBatch);
+	}
+
+	public DrainSettings withCursorBatch(int cursorBatch) {
+		return new DrainSettings(this.lease, this.heartbeat, this.concurrency, this.claimBatch, this.retryBase, this.retryMax,
+				this.maxFailures, this.sweepBatch, cursorBatch);
 	}
 
 	public DrainSettings withMaxFailures(int maxFailures) {
 		return new DrainSettings(this.lease, this.heartbeat, this.concurrency, this.claimBatch, this.retryBase, this.retryMax,
-				maxFailures, this.sweepBatch);
+				maxFailures, this.sweepBatch, this.cursorBatch);
 	}
 
 }

@@ -58,6 +58,30 @@ final class DrainBenchmarks {
 				compare(Lane.independent(), false));
 		table.row("no-op consumer runs over " + SESSIONS + " sessions, fixed lane (runs/s)", compare(Lane.fixed("projection"), true));
 		table.row("append to run start, 200 appends/s over 100 sessions", latency());
+		table.row("fixed-lane cursor reading 100,000 appended events in 10 sessions (events/s)", streaming());
+	}
+
+	/** The peer measurement (Axon's streaming processors read what was appended): a cursor per session. */
+	private String streaming() throws Exception {
+		String consumerName = "stream-" + this.rounds.incrementAndGet();
+		Consumer noop = Consumer.builder("drain", consumerName).lane(Lane.fixed("projection")).run((context) -> null);
+		try (A2Server writer = server(noop, false)) {
+			List<NewEvent> batch = Collections.nCopies(1000, NewEvent.of("tick", new Benchmarks.Tick(1, "work")));
+			for (int s = 0; s < 10; s++) {
+				for (int b = 0; b < 10; b++) {
+					writer.session("drain", consumerName + "-" + s).append(batch);
+				}
+			}
+		}
+		try (A2Server drainer = server(noop, true)) {
+			long start = System.nanoTime();
+			drainer.sweep();
+			while (remaining(consumerName, true) > 0) {
+				Thread.sleep(5);
+				drainer.sweep();
+			}
+			return String.format(java.util.Locale.ROOT, "%,.0f", 100_000 / ((System.nanoTime() - start) / 1e9));
+		}
 	}
 
 	private double[] compare(Lane lane, boolean cursor) throws Exception {

@@ -6,7 +6,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.BiFunction;
 
 import dev.a2.PresencePatch;
@@ -39,7 +38,7 @@ public final class PresenceFeeds implements AutoCloseable {
 
 	private final Clock clock;
 
-	private final Map<Key, Feed> feeds = new ConcurrentHashMap<>();
+	private final SharedFeeds<Feed> feeds = new SharedFeeds<>(Feed::new);
 
 	private final AutoCloseable listening;
 
@@ -55,15 +54,15 @@ public final class PresenceFeeds implements AutoCloseable {
 		this.scheduler = scheduler;
 		this.clock = clock;
 		this.listening = changes.listen(this::changed);
-		this.checks = Flux.interval(check, check, scheduler).subscribe((tick) -> this.feeds.values().forEach(Feed::wake));
+		this.checks = Flux.interval(check, check, scheduler).subscribe((tick) -> this.feeds.all().forEach(Feed::wake));
 	}
 
 	private void changed(@Nullable SessionChange change) {
 		if (change == null) {
-			this.feeds.values().forEach(Feed::wake);
+			this.feeds.all().forEach(Feed::wake);
 		}
 		else if (change.kind() == SessionChange.Kind.PRESENCE || change.kind() == SessionChange.Kind.CLEARED) {
-			Feed feed = this.feeds.get(new Key(change.contract(), change.session()));
+			Feed feed = this.feeds.get(change.contract(), change.session());
 			if (feed != null) {
 				feed.wake();
 			}
@@ -73,7 +72,7 @@ public final class PresenceFeeds implements AutoCloseable {
 	/** A snapshot, then patches as presence changes; never completes. */
 	public Flux<PresenceUpdate> presence(String contract, String session) {
 		return Flux.defer(() -> {
-			Feed feed = acquire(new Key(contract, session));
+			Feed feed = this.feeds.acquire(contract, session);
 			PresenceSnapshot[] sent = { null };
 			return feed.ticks.asFlux()
 				.onBackpressureLatest()
@@ -87,7 +86,7 @@ public final class PresenceFeeds implements AutoCloseable {
 					List<PresencePatch> patches = diff(before, now);
 					return patches.isEmpty() ? null : (PresenceUpdate) new PresenceUpdate.Patches(patches);
 				}).subscribeOn(this.scheduler), 1)
-				.doFinally((signal) -> release(feed));
+				.doFinally((signal) -> this.feeds.release(feed));
 		});
 	}
 
@@ -112,53 +111,17 @@ public final class PresenceFeeds implements AutoCloseable {
 		return patches;
 	}
 
-	private Feed acquire(Key key) {
-		while (true) {
-			Feed feed = this.feeds.computeIfAbsent(key, Feed::new);
-			synchronized (feed) {
-				if (!feed.closed) {
-					feed.subscribers++;
-					return feed;
-				}
-			}
-		}
-	}
-
-	private void release(Feed feed) {
-		synchronized (feed) {
-			if (--feed.subscribers > 0) {
-				return;
-			}
-			feed.closed = true;
-		}
-		this.feeds.remove(feed.key, feed);
-	}
-
 	@Override
 	public void close() {
 		this.checks.dispose();
-		try {
-			this.listening.close();
-		}
-		catch (Exception ex) {
-			// nothing to release
-		}
+		SharedFeeds.closeQuietly(this.listening);
 	}
 
-	private record Key(String contract, String session) {
-	}
-
-	private final class Feed {
-
-		final Key key;
+	private final class Feed extends SharedFeeds.Feed {
 
 		final Sinks.Many<Long> ticks = Sinks.many().replay().latest();
 
 		@Nullable PresenceSnapshot snapshot;
-
-		int subscribers;
-
-		boolean closed;
 
 		boolean reading;
 
@@ -166,8 +129,8 @@ public final class PresenceFeeds implements AutoCloseable {
 
 		long tick;
 
-		Feed(Key key) {
-			this.key = key;
+		Feed(SharedFeeds.Key key) {
+			super(key);
 			this.ticks.tryEmitNext(0L);
 		}
 

@@ -4,8 +4,6 @@ import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 
 import dev.a2.store.EventStore;
@@ -50,7 +48,7 @@ public final class SessionFeeds implements AutoCloseable {
 
 	private final Scheduler scheduler;
 
-	private final Map<Key, Feed> feeds = new ConcurrentHashMap<>();
+	private final SharedFeeds<Feed> feeds = new SharedFeeds<>(Feed::new);
 
 	private final AtomicLong buffered = new AtomicLong();
 
@@ -72,20 +70,20 @@ public final class SessionFeeds implements AutoCloseable {
 		long[] ticks = { 0 };
 		this.poll = Flux.interval(poll, poll, scheduler).subscribe((tick) -> {
 			if (!changes.connected() || ++ticks[0] % 10 == 0) {
-				this.feeds.values().forEach(Feed::wake);
+				this.feeds.all().forEach(Feed::wake);
 			}
 		});
 	}
 
 	private void changed(@Nullable SessionChange change) {
 		if (change == null) {
-			this.feeds.values().forEach(Feed::wake);
+			this.feeds.all().forEach(Feed::wake);
 			return;
 		}
 		if (change.kind() == SessionChange.Kind.PRESENCE) {
 			return;
 		}
-		Feed feed = this.feeds.get(new Key(change.contract(), change.session()));
+		Feed feed = this.feeds.get(change.contract(), change.session());
 		if (feed != null) {
 			feed.wake();
 		}
@@ -97,14 +95,14 @@ public final class SessionFeeds implements AutoCloseable {
 	 */
 	public Flux<FeedItem> events(String contract, String session, long after) {
 		return Flux.defer(() -> {
-			Feed feed = acquire(new Key(contract, session));
+			Feed feed = this.feeds.acquire(contract, session);
 			Subscriber subscriber = new Subscriber(feed, after);
 			return feed.ticks.asFlux()
 				.onBackpressureLatest()
 				.concatMap((tick) -> subscriber.drain(), 1)
 				.doFinally((signal) -> {
 					subscriber.cancelled();
-					release(feed);
+					this.feeds.release(feed);
 				});
 		});
 	}
@@ -119,37 +117,10 @@ public final class SessionFeeds implements AutoCloseable {
 		return this.feeds.size();
 	}
 
-	private Feed acquire(Key key) {
-		while (true) {
-			Feed feed = this.feeds.computeIfAbsent(key, Feed::new);
-			synchronized (feed) {
-				if (!feed.closed) {
-					feed.subscribers++;
-					return feed;
-				}
-			}
-		}
-	}
-
-	private void release(Feed feed) {
-		synchronized (feed) {
-			if (--feed.subscribers > 0) {
-				return;
-			}
-			feed.closed = true;
-		}
-		this.feeds.remove(feed.key, feed);
-	}
-
 	@Override
 	public void close() {
 		this.poll.dispose();
-		try {
-			this.listening.close();
-		}
-		catch (Exception ex) {
-			// nothing to release
-		}
+		SharedFeeds.closeQuietly(this.listening);
 	}
 
 	private static List<StoredEvent> withinChunk(List<StoredEvent> events) {
@@ -163,13 +134,8 @@ public final class SessionFeeds implements AutoCloseable {
 		return events;
 	}
 
-	private record Key(String contract, String session) {
-	}
-
 	/** One session's window of recent events, shared by its subscribers on this instance. */
-	private final class Feed {
-
-		final Key key;
+	private final class Feed extends SharedFeeds.Feed {
 
 		/** Ticks after each refresh of the window; a new subscriber gets the latest at once. */
 		final Sinks.Many<Long> ticks = Sinks.many().replay().latest();
@@ -183,18 +149,14 @@ public final class SessionFeeds implements AutoCloseable {
 
 		long clearedAt;
 
-		int subscribers;
-
-		boolean closed;
-
 		boolean refreshing;
 
 		boolean again;
 
 		long tick;
 
-		Feed(Key key) {
-			this.key = key;
+		Feed(SharedFeeds.Key key) {
+			super(key);
 			this.ticks.tryEmitNext(0L);
 		}
 

@@ -80,8 +80,10 @@ public final class A2AutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	PresenceStore a2PresenceStore(ObjectProvider<DataSource> dataSource) {
-		return new PostgresPresenceStore(requireDataSource(dataSource));
+	PresenceStore a2PresenceStore(ObjectProvider<DataSource> dataSource,
+			ObjectProvider<PlatformTransactionManager> transactionManager) {
+		DataSource source = requireDataSource(dataSource);
+		return new PostgresPresenceStore(source, transactionManager.getIfUnique(() -> new DataSourceTransactionManager(source)));
 	}
 
 	@Bean
@@ -95,7 +97,7 @@ public final class A2AutoConfiguration {
 	@ConditionalOnBean(Contract.class)
 	A2Server a2Server(ObjectProvider<Contract> contracts, ObjectProvider<Consumer> consumers, EventStore eventStore,
 			SnapshotStore snapshotStore, WorkStore workStore, PresenceStore presenceStore, SessionChanges sessionChanges,
-			ObjectProvider<JsonMapper> jsonMapper,
+			ObjectProvider<PlatformTransactionManager> transactionManager, ObjectProvider<JsonMapper> jsonMapper,
 			ObjectProvider<PayloadValidator> payloadValidator, ObjectProvider<ObservationRegistry> observations,
 			A2Properties properties, ConfigurableListableBeanFactory beanFactory) {
 		JsonMapper mapper = jsonMapper.getIfUnique(() -> JsonMapper.builder().build());
@@ -114,6 +116,8 @@ public final class A2AutoConfiguration {
 			.runConsumers(properties.getDrain().isEnabled())
 			.stopGrace(properties.getDrain().getStopGrace());
 		observations.ifUnique(builder::observationRegistry);
+		// a push with a presence write, a clear and the work it ends: each one transaction
+		transactionManager.ifUnique(builder::transactionManager);
 		Map<String, Contract> byName = new LinkedHashMap<>();
 		contracts.orderedStream().forEach((contract) -> {
 			builder.contract(contract);
@@ -130,7 +134,7 @@ public final class A2AutoConfiguration {
 			EventStore eventStore, A2Properties properties) {
 		DataSource source = requireDataSource(dataSource);
 		return new PostgresWorkStore(source, transactionManager.getIfUnique(() -> new DataSourceTransactionManager(source)),
-				eventStore, properties.getDrain().getMaxFailures());
+				eventStore, properties.getDrain().getMaxFailures(), properties.getDrain().getCursorBatch());
 	}
 
 	@Bean

@@ -173,6 +173,12 @@ public class A2Properties {
 		private int sweepBatch = 1000;
 
 		/**
+		 * The most events one claim of a fixed-lane (cursor) consumer runs in order and completes
+		 * with one finish; a failure keeps the events before it.
+		 */
+		private int cursorBatch = 256;
+
+		/**
 		 * On shutdown, how long running attempts may finish before they are aborted and their
 		 * claims released for another instance.
 		 */
@@ -250,6 +256,14 @@ public class A2Properties {
 			this.sweepBatch = sweepBatch;
 		}
 
+		public int getCursorBatch() {
+			return this.cursorBatch;
+		}
+
+		public void setCursorBatch(int cursorBatch) {
+			this.cursorBatch = cursorBatch;
+		}
+
 		public Duration getStopGrace() {
 			return this.stopGrace;
 		}
@@ -261,7 +275,7 @@ public class A2Properties {
 		/** The drainer's settings. */
 		public DrainSettings toSettings() {
 			return new DrainSettings(this.lease, this.lease.dividedBy(3), this.concurrency, this.claimBatch, this.retryBase,
-					this.retryMax, this.maxFailures, this.sweepBatch);
+					this.retryMax, this.maxFailures, this.sweepBatch, this.cursorBatch);
 		}
 
 	}

@@ -5,8 +5,11 @@ import java.sql.SQLException;
 import java.sql.Timestamp;
 import java.time.Instant;
 import java.time.OffsetDateTime;
+import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeSet;
 
 import javax.sql.DataSource;
 
@@ -16,6 +19,9 @@ import org.jspecify.annotations.Nullable;
 
 import org.springframework.jdbc.core.RowMapper;
 import org.springframework.jdbc.core.simple.JdbcClient;
+import org.springframework.jdbc.datasource.DataSourceTransactionManager;
+import org.springframework.transaction.PlatformTransactionManager;
+import org.springframework.transaction.support.TransactionTemplate;
 
 /**
  * The {@link PresenceStore} on PostgreSQL: table {@code a2_presence}. Last-writer-wins is decided by
@@ -28,21 +34,20 @@ public final class PostgresPresenceStore implements PresenceStore {
 			WHERE contract = :contract AND session_id = :session AND expires_at > :now AND value IS NOT NULL
 			ORDER BY participant, field""";
 
+	/** The write refreshes its participant first: rows are locked in key order, as every writer locks them. */
+	private static final String REFRESH = """
+			UPDATE a2_presence SET expires_at = :expiresAt
+			WHERE contract = :contract AND session_id = :session AND participant = :participant
+			  AND expires_at > :now AND expires_at < :expiresAt""";
+
 	private static final String WRITE = """
-			WITH written AS (
-			    INSERT INTO a2_presence AS p (contract, session_id, participant, field, value, at, expires_at)
-			    SELECT :contract, :session, :participant, w.field, w.value::jsonb, :at, :expiresAt
-			    FROM unnest(:fields, :values) AS w(field, value)
-			    ON CONFLICT (contract, session_id, participant, field) DO UPDATE
-			        SET value = excluded.value, at = excluded.at, expires_at = excluded.expires_at
-			        WHERE excluded.at >= p.at OR p.expires_at <= :now
-			    RETURNING field, value::text AS value, at
-			), refreshed AS (
-			    UPDATE a2_presence SET expires_at = :expiresAt
-			    WHERE contract = :contract AND session_id = :session AND participant = :participant
-			      AND expires_at > :now AND expires_at < :expiresAt AND field <> ALL(:fields)
-			)
-			SELECT :participant AS participant, field, value, at FROM written ORDER BY field""";
+			INSERT INTO a2_presence AS p (contract, session_id, participant, field, value, at, expires_at)
+			SELECT :contract, :session, :participant, w.field, w.value::jsonb, :at, :expiresAt
+			FROM unnest(:fields, :values) AS w(field, value)
+			ON CONFLICT (contract, session_id, participant, field) DO UPDATE
+			    SET value = excluded.value, at = excluded.at, expires_at = excluded.expires_at
+			    WHERE excluded.at >= p.at OR p.expires_at <= :now
+			RETURNING :participant AS participant, field, value::text AS value, at""";
 
 	private static final String DELETE_EXPIRED = "DELETE FROM a2_presence WHERE expires_at <= :before";
 
@@ -50,8 +55,16 @@ public final class PostgresPresenceStore implements PresenceStore {
 
 	private final JdbcClient jdbc;
 
+	private final TransactionTemplate transactions;
+
 	public PostgresPresenceStore(DataSource dataSource) {
+		this(dataSource, new DataSourceTransactionManager(dataSource));
+	}
+
+	/** @param transactionManager the application's, over {@code dataSource}, so that a write joins its transactions */
+	public PostgresPresenceStore(DataSource dataSource, PlatformTransactionManager transactionManager) {
 		this.jdbc = JdbcClient.create(dataSource);
+		this.transactions = new TransactionTemplate(transactionManager);
 	}
 
 	@Override
@@ -67,22 +80,34 @@ public final class PostgresPresenceStore implements PresenceStore {
 	@Override
 	public List<PresenceRow> write(String contract, String session, String participant,
 			Map<String, @Nullable String> values, Instant at, Instant expiresAt, Instant now) {
-		String[] fields = values.keySet().toArray(String[]::new);
+		// in name order: two writers of one participant lock its rows in the same order, never a deadlock
+		String[] fields = new TreeSet<>(values.keySet()).toArray(String[]::new);
 		String[] json = new String[fields.length];
 		for (int i = 0; i < fields.length; i++) {
 			json[i] = values.get(fields[i]);
 		}
-		return StoreFailures.guard(() -> this.jdbc.sql(WRITE)
-			.param("contract", contract)
-			.param("session", session)
-			.param("participant", participant)
-			.param("fields", SqlArrays.of("text", fields))
-			.param("values", SqlArrays.of("text", json))
-			.param("at", Timestamp.from(at))
-			.param("expiresAt", Timestamp.from(expiresAt))
-			.param("now", Timestamp.from(now))
-			.query(ROW)
-			.list());
+		return StoreFailures.guard(() -> this.transactions.execute((status) -> {
+			this.jdbc.sql(REFRESH)
+				.param("contract", contract)
+				.param("session", session)
+				.param("participant", participant)
+				.param("expiresAt", Timestamp.from(expiresAt))
+				.param("now", Timestamp.from(now))
+				.update();
+			List<PresenceRow> written = new ArrayList<>(this.jdbc.sql(WRITE)
+				.param("contract", contract)
+				.param("session", session)
+				.param("participant", participant)
+				.param("fields", SqlArrays.of("text", fields))
+				.param("values", SqlArrays.of("text", json))
+				.param("at", Timestamp.from(at))
+				.param("expiresAt", Timestamp.from(expiresAt))
+				.param("now", Timestamp.from(now))
+				.query(ROW)
+				.list());
+			written.sort(Comparator.comparing(PresenceRow::field));
+			return written;
+		}));
 	}
 
 	@Override

@@ -278,7 +278,8 @@ public final class PostgresWorkStore implements WorkStore {
 			RETURNING t.contract, t.session_id, t.id, t.due_at, t.clear_index, t.events::text AS events, t.if_last_index""";
 
 	/** The most events a cursor runs in one claim: one claim and one finish for a run of a projection. */
-	private static final int CURSOR_BATCH = 16;
+	/** The most events a cursor claim takes when no other number is given. */
+	public static final int CURSOR_BATCH = 256;
 
 	private final JdbcClient jdbc;
 
@@ -288,6 +289,8 @@ public final class PostgresWorkStore implements WorkStore {
 
 	private final int maxAttempts;
 
+	private final int cursorBatch;
+
 	/**
 	 * @param events the store that appends the events completed attempts return, in the same
 	 * transaction (it must run on the same transaction manager)
@@ -295,10 +298,20 @@ public final class PostgresWorkStore implements WorkStore {
 	 */
 	public PostgresWorkStore(DataSource dataSource, PlatformTransactionManager transactionManager, EventStore events,
 			int maxAttempts) {
+		this(dataSource, transactionManager, events, maxAttempts, CURSOR_BATCH);
+	}
+
+	/**
+	 * @param cursorBatch the most events one claim of a fixed-lane cursor takes: its run goes through
+	 * them in order and completes them with one finish
+	 */
+	public PostgresWorkStore(DataSource dataSource, PlatformTransactionManager transactionManager, EventStore events,
+			int maxAttempts, int cursorBatch) {
 		this.jdbc = JdbcClient.create(dataSource);
 		this.transactions = new TransactionTemplate(transactionManager);
 		this.events = events;
 		this.maxAttempts = maxAttempts;
+		this.cursorBatch = cursorBatch;
 	}
 
 	public PostgresWorkStore(DataSource dataSource, EventStore events, int maxAttempts) {
@@ -316,7 +329,7 @@ public final class PostgresWorkStore implements WorkStore {
 			.param("leaseUntil", time(leaseUntil))
 			.param("maxAttempts", this.maxAttempts)
 			.param("limit", limit)
-			.param("cursorBatch", CURSOR_BATCH)
+			.param("cursorBatch", this.cursorBatch)
 			.query((ResultSet rs) -> {
 				Map<UUID, Claim> claims = new LinkedHashMap<>();
 				while (rs.next()) {
