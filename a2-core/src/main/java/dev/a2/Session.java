@@ -369,7 +369,7 @@ public final class Session {
 			}
 			return cleared;
 		}));
-		this.server.changes.publish(SessionChange.Kind.CLEARED, this.contract.name(), this.id);
+		afterCommit(() -> this.server.changes.publish(SessionChange.Kind.CLEARED, this.contract.name(), this.id));
 		Drainer drainer = this.server.drainerIfAny();
 		if (drainer != null) {
 			drainer.abortCleared(this.contract.name(), this.id, marker.index());

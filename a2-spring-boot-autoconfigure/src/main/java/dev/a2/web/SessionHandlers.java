@@ -2,6 +2,7 @@ package dev.a2.web;
 
 import java.security.Principal;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.Callable;
 
@@ -96,7 +97,7 @@ final class SessionHandlers {
 		Session session = session(request);
 		return body(request).flatMap((body) -> json(request, A2Permission.PRESENCE, session, (caller) -> {
 			PresenceWrite write = PresenceWrites.read(this.wire.readObject(body, "the body"), caller, "");
-			return this.wire.value(java.util.Map.of("patches", session.presence(write)));
+			return this.wire.value(Map.of("patches", session.presence(write)));
 		}));
 	}
 

@@ -1,6 +1,5 @@
 package dev.a2.web;
 
-import java.security.Principal;
 import java.util.Map;
 import java.util.Optional;
 
