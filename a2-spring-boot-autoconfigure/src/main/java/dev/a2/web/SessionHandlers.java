@@ -1,6 +1,7 @@
 package dev.a2.web;
 
 import java.security.Principal;
+import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -27,6 +28,8 @@ import tools.jackson.databind.JsonNode;
 import org.springframework.core.io.buffer.DataBuffer;
 import org.springframework.core.io.buffer.DataBufferUtils;
 import org.springframework.http.MediaType;
+import org.springframework.http.ReactiveHttpOutputMessage;
+import org.springframework.web.reactive.function.BodyInserter;
 import org.springframework.web.reactive.function.server.ServerRequest;
 import org.springframework.web.reactive.function.server.ServerResponse;
 
@@ -126,7 +129,13 @@ final class SessionHandlers {
 				this.access.check(caller.orElse(null), permission, session.contract().name(), session.id());
 				return work.run(caller.orElse(null));
 			}).subscribeOn(this.scheduler))
-			.flatMap((json) -> ServerResponse.ok().contentType(MediaType.APPLICATION_JSON).bodyValue(json));
+			.flatMap((json) -> ServerResponse.ok().contentType(MediaType.APPLICATION_JSON).body(utf8(json)));
+	}
+
+	/** The JSON as it is: no codec to look up for a body that is already written. */
+	static BodyInserter<String, ReactiveHttpOutputMessage> utf8(String json) {
+		return (message, context) -> message
+			.writeWith(Mono.just(message.bufferFactory().wrap(json.getBytes(StandardCharsets.UTF_8))));
 	}
 
 	/** The body's bytes, refused past the limit before it is all read. */
