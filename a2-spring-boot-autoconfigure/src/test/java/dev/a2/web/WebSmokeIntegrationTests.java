@@ -3,13 +3,17 @@ package dev.a2.web;
 import java.time.Duration;
 import java.util.List;
 
+import dev.a2.A2Observations;
 import dev.a2.test.TestPostgres;
+import io.micrometer.observation.tck.TestObservationRegistry;
 import org.junit.jupiter.api.Test;
-import reactor.core.publisher.Flux;
 
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.context.TestConfiguration;
 import org.springframework.boot.webtestclient.autoconfigure.AutoConfigureWebTestClient;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Import;
 import org.springframework.core.ParameterizedTypeReference;
 import org.springframework.http.MediaType;
 import org.springframework.http.codec.ServerSentEvent;
@@ -17,10 +21,14 @@ import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
 import org.springframework.test.web.reactive.server.WebTestClient;
 
+import static io.micrometer.observation.tck.TestObservationRegistryAssert.assertThat;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
+/** A push and a stream with state frames, as a new user tries them first, and both observed. */
 @SpringBootTest(classes = ChatApplication.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
 @AutoConfigureWebTestClient
+@Import(WebSmokeIntegrationTests.Observations.class)
 class WebSmokeIntegrationTests {
 
 	@DynamicPropertySource
@@ -31,20 +39,61 @@ class WebSmokeIntegrationTests {
 		registry.add("spring.datasource.password", server::password);
 	}
 
+	@TestConfiguration(proxyBeanMethods = false)
+	static class Observations {
+
+		@Bean
+		TestObservationRegistry testObservationRegistry() {
+			return TestObservationRegistry.create();
+		}
+
+	}
+
 	@Autowired
 	private WebTestClient http;
 
+	@Autowired
+	private TestObservationRegistry observations;
+
 	@Test
-	void pushThenStream() {
-		this.http.post().uri("/a2/chat/sessions/s1/events").contentType(MediaType.APPLICATION_JSON)
+	void aPushIsStreamedWithTheStateItLeadsToAndBothAreObserved() {
+		this.http.post()
+			.uri("/a2/chat/sessions/s1/events")
+			.contentType(MediaType.APPLICATION_JSON)
 			.bodyValue("{\"events\":[{\"type\":\"message.sent\",\"payload\":{\"text\":\"hi\",\"author\":\"ann\"}}]}")
-			.exchange().expectStatus().isOk().expectBody().jsonPath("$.events[0].index").isEqualTo(1);
-		Flux<ServerSentEvent<String>> stream = this.http.get().uri("/a2/chat/sessions/s1/stream?state=summary")
-			.accept(MediaType.TEXT_EVENT_STREAM).exchange().expectStatus().isOk()
-			.returnResult(new ParameterizedTypeReference<ServerSentEvent<String>>() { }).getResponseBody();
-		List<ServerSentEvent<String>> first = stream.take(3).collectList().block(Duration.ofSeconds(10));
-		first.forEach((e) -> System.out.println("SSE " + e.event() + " id=" + e.id() + " " + e.data()));
-		assertThat(first).extracting(ServerSentEvent::event).contains("events");
+			.exchange()
+			.expectStatus()
+			.isOk()
+			.expectBody()
+			.jsonPath("$.events[0].index")
+			.isEqualTo(1);
+		List<ServerSentEvent<String>> first = this.http.get()
+			.uri("/a2/chat/sessions/s1/stream?state=summary")
+			.accept(MediaType.TEXT_EVENT_STREAM)
+			.exchange()
+			.expectStatus()
+			.isOk()
+			.returnResult(new ParameterizedTypeReference<ServerSentEvent<String>>() {
+			})
+			.getResponseBody()
+			.filter((event) -> event.event() != null)
+			.take(3)
+			.collectList()
+			.block(Duration.ofSeconds(10));
+		assertThat(first).extracting(ServerSentEvent::event).containsExactlyInAnyOrder("state", "presence", "events");
+		assertThat(first).filteredOn((event) -> "state".equals(event.event()))
+			.extracting(ServerSentEvent::data)
+			.containsExactly("{\"index\":1,\"state\":{\"messages\":1,\"last\":\"hi\"}}");
+
+		assertThat(this.observations).hasObservationWithNameEqualTo(A2Observations.PUSH)
+			.that()
+			.hasLowCardinalityKeyValue(A2Observations.CONTRACT, "chat")
+			.hasHighCardinalityKeyValue(A2Observations.SESSION, "s1");
+		await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> assertThat(this.observations)
+			.hasObservationWithNameEqualTo(A2Observations.STREAM)
+			.that()
+			.hasLowCardinalityKeyValue(A2Observations.TRANSPORT, "sse")
+			.hasBeenStopped());
 	}
 
 }
