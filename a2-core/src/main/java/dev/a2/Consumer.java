@@ -41,7 +41,9 @@ public final class Consumer {
 
 	private final Handler handler;
 
-	private Consumer(Builder builder, Handler handler) {
+	private final @Nullable BatchHandler batchHandler;
+
+	private Consumer(Builder builder, Handler handler, @Nullable BatchHandler batchHandler) {
 		this.contract = builder.contract;
 		this.name = builder.name;
 		this.types = (builder.types != null) ? Set.copyOf(builder.types) : null;
@@ -49,6 +51,7 @@ public final class Consumer {
 		this.backfill = builder.backfill;
 		this.abortOn = List.copyOf(builder.abortOn);
 		this.handler = handler;
+		this.batchHandler = batchHandler;
 	}
 
 	/**
@@ -87,6 +90,11 @@ public final class Consumer {
 
 	public Handler handler() {
 		return this.handler;
+	}
+
+	/** The code of a consumer that takes a cursor's events in batches, or {@code null}. */
+	public @Nullable BatchHandler batchHandler() {
+		return this.batchHandler;
 	}
 
 	/** Whether an event of this type is a unit of work for it. */
@@ -129,6 +137,20 @@ public final class Consumer {
 		 * {@code null} for none) are appended in the transaction that marks the unit done.
 		 */
 		@Nullable Object run(ConsumerContext context) throws Exception;
+
+	}
+
+	/**
+	 * The code of a fixed-lane consumer that takes a claim's events together: a projection that
+	 * writes a batch at once. The events it returns, and the cursor's move past the whole batch, commit
+	 * in one transaction. When it fails, A2 runs the batch's events again one at a time to find the
+	 * event that fails: the events before it complete, and it alone is retried or dead-lettered.
+	 */
+	@FunctionalInterface
+	public interface BatchHandler {
+
+		/** Runs for consecutive events of one session, in index order (one context each). */
+		@Nullable Object run(List<ConsumerContext> batch) throws Exception;
 
 	}
 
@@ -202,6 +224,22 @@ public final class Consumer {
 
 		public Consumer run(Handler handler) {
 			Objects.requireNonNull(handler, "handler");
+			check();
+			return new Consumer(this, handler, null);
+		}
+
+		/** Takes a cursor's events in batches (fixed lanes only); see {@link BatchHandler}. */
+		public Consumer runBatch(BatchHandler handler) {
+			Objects.requireNonNull(handler, "handler");
+			if (!(this.lane instanceof Lane.Fixed)) {
+				throw new IllegalArgumentException("consumer '" + this.name
+						+ "' takes batches, so its lane must be a fixed string: lane(Lane.fixed(\"…\"))");
+			}
+			check();
+			return new Consumer(this, (context) -> handler.run(List.of(context)), handler);
+		}
+
+		private void check() {
 			if (this.backfill && !(this.lane instanceof Lane.Fixed)) {
 				throw new IllegalArgumentException("consumer '" + this.name
 						+ "' backfills, so its lane must be a fixed string: lane(Lane.fixed(\"…\"))");
@@ -209,7 +247,6 @@ public final class Consumer {
 			if (this.backfill && !this.abortOn.isEmpty()) {
 				throw new IllegalArgumentException("consumer '" + this.name + "' backfills, so it can't use abortOn");
 			}
-			return new Consumer(this, handler);
 		}
 
 	}

@@ -78,6 +78,22 @@ final class ServerDrainHost implements DrainHost {
 	}
 
 	@Override
+	public List<EventToStore> runBatch(Consumer consumer, String session, List<Event> events, int attempt,
+			AbortSignal signal, List<Cause> causes) throws Exception {
+		Session log = this.server.session(consumer.contract(), session);
+		List<ConsumerContext> batch = new ArrayList<>(events.size());
+		for (int i = 0; i < events.size(); i++) {
+			batch.add(new ConsumerContext(events.get(i), attempt, signal, new RunSession(log, consumer, events.get(i), causes.get(i))));
+		}
+		Object result = consumer.batchHandler().run(batch);
+		if (signal.isAborted()) {
+			return List.of();
+		}
+		Event last = events.get(events.size() - 1);
+		return log.prepare(derivedIds(returnedEvents(result, consumer), last, consumer), causes.get(causes.size() - 1), true);
+	}
+
+	@Override
 	public void deliver(ScheduledTask task) {
 		this.server.deliver(task);
 	}

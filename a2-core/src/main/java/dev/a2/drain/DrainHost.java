@@ -47,6 +47,13 @@ public interface DrainHost {
 	List<EventToStore> run(Consumer consumer, String session, Event event, int attempt, AbortSignal signal, Cause cause)
 			throws Exception;
 
+	/**
+	 * Runs a batch consumer on consecutive events of a claim at once, and answers the events it
+	 * returned, ready to store, caused by the batch's last event (none when aborted meanwhile).
+	 */
+	List<EventToStore> runBatch(Consumer consumer, String session, List<Event> events, int attempt, AbortSignal signal,
+			List<Cause> causes) throws Exception;
+
 	/** Delivers a due scheduled task, in the transaction that took it. */
 	void deliver(ScheduledTask task);
 

@@ -48,6 +48,13 @@ final class RunExecution {
 		Finish finish = null;
 		this.host.bind(run.signal, Thread.currentThread());
 		try {
+			if (consumer.batchHandler() != null && claim.cursor() && claim.events().size() > 1) {
+				Finish batch = executeBatch(run, consumer);
+				if (batch != null || run.signal.isAborted()) {
+					return batch;
+				}
+				// the batch failed: its events run one at a time, so that the one that fails is found
+			}
 			List<EventToStore> returned = new ArrayList<>();
 			long through = claim.cursor() ? claim.position() : claim.index() - 1;
 			for (StoredEvent stored : claim.events()) {
@@ -70,10 +77,10 @@ final class RunExecution {
 				if (run.signal.isAborted()) {
 					observation.lowCardinalityKeyValue(A2Observations.OUTCOME, run.lost ? "superseded" : "aborted");
 					observation.stop();
-					// abortOn ends the unit of the event it aborted; any other abort writes nothing
-					A2Exception reason = run.signal.reason();
-					boolean ended = reason != null && reason.code() == ErrorCode.ABORTED && !run.lost;
-					finish = ended ? Finish.completed(claim, returned, event.index()) : null;
+					finish = abortedThrough(run, event);
+					if (finish != null) {
+						finish = Finish.completed(claim, returned, event.index());
+					}
 					break;
 				}
 				observation.lowCardinalityKeyValue(A2Observations.OUTCOME, "completed");
@@ -91,6 +98,54 @@ final class RunExecution {
 			Thread.interrupted();
 		}
 		return finish;
+	}
+
+	/**
+	 * Runs a claim's events as one batch; answers how it ended, or {@code null} when it failed (and the
+	 * caller runs the events one at a time) or was aborted (nothing is written).
+	 */
+	private @Nullable Finish executeBatch(Running run, Consumer consumer) {
+		Claim claim = run.claim;
+		List<Event> events = new ArrayList<>(claim.events().size());
+		List<Cause> causes = new ArrayList<>(claim.events().size());
+		for (StoredEvent stored : claim.events()) {
+			Event event = this.host.decode(claim.contract(), stored);
+			events.add(event);
+			causes.add(new Cause(consumer.name(), laneOf(consumer, claim), event.index(), claim.attempt()));
+		}
+		run.current = events.get(0);
+		Event last = events.get(events.size() - 1);
+		Observation observation = eventObservation(run, consumer, last).start();
+		try {
+			List<EventToStore> returned = this.host.runBatch(consumer, claim.session(), events, claim.attempt(), run.signal,
+					causes);
+			if (run.signal.isAborted()) {
+				observation.lowCardinalityKeyValue(A2Observations.OUTCOME, run.lost ? "superseded" : "aborted");
+				return abortedThrough(run, last);
+			}
+			observation.lowCardinalityKeyValue(A2Observations.OUTCOME, "completed");
+			return Finish.completed(claim, returned, last.index());
+		}
+		catch (Throwable ex) {
+			observation.error(ex);
+			if (run.signal.isAborted()) {
+				observation.lowCardinalityKeyValue(A2Observations.OUTCOME, run.lost ? "superseded" : "aborted");
+				return abortedThrough(run, last);
+			}
+			observation.lowCardinalityKeyValue(A2Observations.OUTCOME, "failed");
+			logger.debug("Batch of " + events.size() + " events of consumer '" + consumer.name() + "' failed; running them one at a time", ex);
+			return null;
+		}
+		finally {
+			observation.stop();
+		}
+	}
+
+	/** abortOn ends the events of the attempt it aborted, through {@code event}; any other abort writes nothing. */
+	private static @Nullable Finish abortedThrough(Running run, Event event) {
+		A2Exception reason = run.signal.reason();
+		boolean ended = reason != null && reason.code() == ErrorCode.ABORTED && !run.lost;
+		return ended ? Finish.completed(run.claim, List.of(), event.index()) : null;
 	}
 
 	private Observation eventObservation(Running run, Consumer consumer, Event event) {
