@@ -88,9 +88,19 @@ final class AnnotatedConsumers {
 			}
 			builder.lane(lane(annotation));
 			builder.backfill(annotation.backfill());
-			Invoker invoker = invoker(method, contract, annotation, jsonMapper);
 			ReflectionUtils.makeAccessible(method);
-			Consumer consumer = builder.run((context) -> invoker.invoke(beanFactory.getBean(beanName), context));
+			Consumer consumer;
+			if (method.getParameterCount() == 1 && method.getParameterTypes()[0] == List.class) {
+				// a projection that takes a claim's events at once
+				java.util.function.Function<ConsumerContext, Object> element = batchElement(method, contract, annotation, jsonMapper);
+				checkReturnType(method.getReturnType());
+				consumer = builder.runBatch((batch) -> call(method, beanFactory.getBean(beanName),
+						new Object[] { batch.stream().map(element).toList() }));
+			}
+			else {
+				Invoker invoker = invoker(method, contract, annotation, jsonMapper);
+				consumer = builder.run((context) -> invoker.invoke(beanFactory.getBean(beanName), context));
+			}
 			consumer.check(contract);
 			return consumer;
 		}
@@ -143,33 +153,10 @@ final class AnnotatedConsumers {
 
 	private static Invoker invoker(Method method, Contract contract, A2Consumer annotation, JsonMapper jsonMapper) {
 		Parameter[] parameters = method.getParameters();
-		List<Class<?>> payloadTypes = (annotation.types().length > 0)
-				? java.util.Arrays.stream(annotation.types()).<Class<?>>map((type) -> {
-					Class<?> payloadType = contract.payloadType(type);
-					return (payloadType != null) ? payloadType : Object.class;
-				}).toList()
-				: List.copyOf(contract.events().values());
+		List<Class<?>> payloadTypes = payloadTypes(contract, annotation);
 		List<java.util.function.Function<ConsumerContext, Object>> arguments = new ArrayList<>();
 		for (Parameter parameter : parameters) {
-			Class<?> type = parameter.getType();
-			if (type == ConsumerContext.class) {
-				arguments.add((context) -> context);
-			}
-			else if (type == Event.class) {
-				arguments.add(ConsumerContext::event);
-			}
-			else if (payloadTypes.stream().allMatch(type::isAssignableFrom)) {
-				arguments.add((context) -> {
-					Object payload = context.event().payload();
-					return type.isInstance(payload) ? payload : jsonMapper.convertValue(payload, type);
-				});
-			}
-			else {
-				throw new IllegalArgumentException("parameter '" + parameter.getName() + "' of type " + type.getSimpleName()
-						+ " is neither a ConsumerContext, an Event, nor the payload of every type it takes ("
-						+ payloadTypes.stream().map(Class::getSimpleName).toList()
-						+ "); narrow its types or take a ConsumerContext");
-			}
+			arguments.add(argument(parameter.getName(), parameter.getType(), payloadTypes, jsonMapper));
 		}
 		checkReturnType(method.getReturnType());
 		return (bean, context) -> {
@@ -177,16 +164,64 @@ final class AnnotatedConsumers {
 			for (int i = 0; i < values.length; i++) {
 				values[i] = arguments.get(i).apply(context);
 			}
-			try {
-				return unwrap(method.invoke(bean, values));
-			}
-			catch (InvocationTargetException ex) {
-				if (ex.getCause() instanceof Exception cause) {
-					throw cause;
-				}
-				throw ex;
-			}
+			return call(method, bean, values);
 		};
+	}
+
+	/** What one element of a batch method's {@code List<…>} parameter is made of. */
+	private static java.util.function.Function<ConsumerContext, Object> batchElement(Method method, Contract contract,
+			A2Consumer annotation, JsonMapper jsonMapper) {
+		if (annotation.lane().isEmpty()) {
+			throw new IllegalArgumentException("it takes a List, a batch of a cursor's events, so it needs a fixed lane: lane = \"…\"");
+		}
+		java.lang.reflect.Type generic = method.getGenericParameterTypes()[0];
+		if (!(generic instanceof java.lang.reflect.ParameterizedType list)
+				|| !(list.getActualTypeArguments()[0] instanceof Class<?> element)) {
+			throw new IllegalArgumentException("its List parameter must name its elements: List<ConsumerContext>, List<Event> or "
+					+ "a list of the payload type");
+		}
+		return argument(method.getParameters()[0].getName() + "[i]", element, payloadTypes(contract, annotation), jsonMapper);
+	}
+
+	private static List<Class<?>> payloadTypes(Contract contract, A2Consumer annotation) {
+		return (annotation.types().length > 0)
+				? java.util.Arrays.stream(annotation.types()).<Class<?>>map((type) -> {
+					Class<?> payloadType = contract.payloadType(type);
+					return (payloadType != null) ? payloadType : Object.class;
+				}).toList()
+				: List.copyOf(contract.events().values());
+	}
+
+	/** How a parameter of this type is given from a run's context. */
+	private static java.util.function.Function<ConsumerContext, Object> argument(String name, Class<?> type,
+			List<Class<?>> payloadTypes, JsonMapper jsonMapper) {
+		if (type == ConsumerContext.class) {
+			return (context) -> context;
+		}
+		if (type == Event.class) {
+			return ConsumerContext::event;
+		}
+		if (payloadTypes.stream().allMatch(type::isAssignableFrom)) {
+			return (context) -> {
+				Object payload = context.event().payload();
+				return type.isInstance(payload) ? payload : jsonMapper.convertValue(payload, type);
+			};
+		}
+		throw new IllegalArgumentException("parameter '" + name + "' of type " + type.getSimpleName()
+				+ " is neither a ConsumerContext, an Event, nor the payload of every type it takes ("
+				+ payloadTypes.stream().map(Class::getSimpleName).toList() + "); narrow its types or take a ConsumerContext");
+	}
+
+	private static @Nullable Object call(Method method, Object bean, Object[] values) throws Exception {
+		try {
+			return unwrap(method.invoke(bean, values));
+		}
+		catch (InvocationTargetException ex) {
+			if (ex.getCause() instanceof Exception cause) {
+				throw cause;
+			}
+			throw ex;
+		}
 	}
 
 	private static void checkReturnType(Class<?> type) {

@@ -12,8 +12,10 @@ import dev.a2.Consumer;
 import dev.a2.ConsumerContext;
 import dev.a2.Contract;
 import dev.a2.DrainSettings;
+import dev.a2.Event;
 import dev.a2.Lane;
 import dev.a2.NewEvent;
+import dev.a2.Session;
 import dev.a2.spring.A2Consumer;
 import dev.a2.test.TestPostgres;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -187,6 +189,40 @@ class A2ConsumerAutoConfigurationIntegrationTests {
 				"parameter 'number' of type Integer is neither a ConsumerContext, an Event, nor the payload of every type it takes");
 		assertStartUpFails(BadReturn.class, "BadReturn.handle", "it returns String; return void, a NewEvent");
 		assertStartUpFails(BothLanes.class, "BothLanes.handle", "it sets both lane (a fixed lane) and laneKey");
+		assertStartUpFails(BatchWithoutLane.class, "BatchWithoutLane.handle", "it takes a List", "needs a fixed lane");
+	}
+
+	@Test
+	void aMethodTakingAListProjectsACursorsEventsInBatches() {
+		this.runner.withUserConfiguration(BatchProjection.class).run((context) -> {
+			A2Server server = context.getBean(A2Server.class);
+			Session session = server.session("chat", "batched");
+			session.append(NewEvent.of("said", new Said("a")), NewEvent.of("said", new Said("b")),
+					NewEvent.of("said", new Said("c")));
+			assertThat(session.consume("projector")).isEqualTo(3);
+			assertThat(context.getBean(BatchProjection.class).batches).containsExactly(List.of("a", "b", "c"));
+			assertThat(session.history(0, 10).events()).extracting(Event::type).containsExactly("said", "said", "said", "echoed");
+		});
+	}
+
+	static class BatchProjection {
+
+		final List<List<String>> batches = new CopyOnWriteArrayList<>();
+
+		@A2Consumer(contract = "chat", name = "projector", types = "said", lane = "projection")
+		NewEvent handle(List<Said> batch) {
+			this.batches.add(batch.stream().map(Said::text).toList());
+			return NewEvent.of("echoed", new Said(batch.size() + " projected"));
+		}
+
+	}
+
+	static class BatchWithoutLane {
+
+		@A2Consumer(contract = "chat", name = "c")
+		void handle(List<Said> batch) {
+		}
+
 	}
 
 	private void assertStartUpFails(Class<?> consumers, String... messages) {
