@@ -4,6 +4,9 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 
 import dev.a2.TestContracts.MessageSent;
 import dev.a2.TestContracts.Note;
@@ -90,6 +93,47 @@ class BatchConsumerIntegrationTests {
 		server.redrive("chat", session.id(), "projection", 3, RedriveAction.SKIP);
 		assertThat(server.session("chat", session.id()).consume("projection")).isEqualTo(5);
 		assertThat(projected).containsExactly("a", "b", "d", "e");
+	}
+
+	@Test
+	void aStaleBatchCanNeitherMoveTheCursorNorCommitWhatItReturns() throws Exception {
+		CountDownLatch zombieStarted = new CountDownLatch(1);
+		CountDownLatch releaseZombie = new CountDownLatch(1);
+		AtomicReference<A2Exception> zombieReason = new AtomicReference<>();
+		Consumer projection = Consumer.builder("chat", "projection")
+			.types("message.sent")
+			.lane(Lane.fixed("projection"))
+			.runBatch((batch) -> {
+				ConsumerContext first = batch.get(0);
+				if (first.attempt() == 1) {
+					zombieStarted.countDown();
+					releaseZombie.await(60, TimeUnit.SECONDS);
+					first.signal().onAbort(() -> zombieReason.set(first.signal().reason()));
+					return NewEvent.of("note", new Note("from the zombie"));
+				}
+				return NewEvent.of("note", new Note("from the takeover of " + batch.size()));
+			});
+		A2Server stalled = this.support.server(projection);
+		A2Server other = this.support.server(projection);
+		Session session = stalled.session("chat", A2TestSupport.newSessionId());
+		session.append(message("a"), message("b"), message("c"));
+		assertThat(zombieStarted.await(20, TimeUnit.SECONDS)).isTrue();
+
+		this.support.clock.advance(DrainTestSupport.LEASE.plusSeconds(1));
+		other.sweep();
+		await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> assertThat(noteTexts(session)).containsExactly(
+				"from the takeover of 3"));
+
+		releaseZombie.countDown();
+		await().atMost(Duration.ofSeconds(20)).until(() -> zombieReason.get() != null);
+		assertThat(zombieReason.get().code()).isEqualTo(ErrorCode.SUPERSEDED_ATTEMPT);
+		assertThat(noteTexts(session)).containsExactly("from the takeover of 3");
+		assertThat(this.support.count("SELECT count(*) FROM a2_cursor WHERE position < target")).isZero();
+	}
+
+	private List<String> noteTexts(Session session) {
+		return session.history(0, 100).events().stream().filter((event) -> event.type().equals("note"))
+			.map((event) -> event.payload(Note.class).text()).toList();
 	}
 
 	@Test
