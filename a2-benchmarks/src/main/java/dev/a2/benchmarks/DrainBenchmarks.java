@@ -58,13 +58,15 @@ final class DrainBenchmarks {
 				compare(Lane.independent(), false));
 		table.row("no-op consumer runs over " + SESSIONS + " sessions, fixed lane (runs/s)", compare(Lane.fixed("projection"), true));
 		table.row("append to run start, 200 appends/s over 100 sessions", latency());
-		table.row("fixed-lane cursor reading 100,000 appended events in 10 sessions (events/s)", streaming());
+		table.row("fixed-lane cursor reading 100,000 appended events in 10 sessions (events/s)", streaming(false));
+		table.row("fixed-lane batch projection reading 100,000 appended events in 10 sessions (events/s)", streaming(true));
 	}
 
 	/** The peer measurement (Axon's streaming processors read what was appended): a cursor per session. */
-	private String streaming() throws Exception {
+	private String streaming(boolean batches) throws Exception {
 		String consumerName = "stream-" + this.rounds.incrementAndGet();
-		Consumer noop = Consumer.builder("drain", consumerName).lane(Lane.fixed("projection")).run((context) -> null);
+		Consumer.Builder builder = Consumer.builder("drain", consumerName).lane(Lane.fixed("projection"));
+		Consumer noop = batches ? builder.runBatch((batch) -> null) : builder.run((context) -> null);
 		try (A2Server writer = server(noop, false)) {
 			List<NewEvent> batch = Collections.nCopies(1000, NewEvent.of("tick", new Benchmarks.Tick(1, "work")));
 			for (int s = 0; s < 10; s++) {

@@ -156,6 +156,9 @@ final class ClaimLoops {
 				}
 				synchronized (state) {
 					if (claims.isEmpty() && !state.again) {
+						// ended under the lock a request takes: a request from now on starts a new loop
+						state.running = false;
+						state.removed = true;
 						break;
 					}
 					state.again = false;

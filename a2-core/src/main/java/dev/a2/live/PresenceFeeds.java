@@ -11,13 +11,10 @@ import java.util.function.BiFunction;
 import dev.a2.PresencePatch;
 import dev.a2.PresenceSnapshot;
 import dev.a2.PresenceValue;
-import org.apache.commons.logging.Log;
-import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
-import reactor.core.publisher.Sinks;
 import reactor.core.scheduler.Scheduler;
 
 /**
@@ -29,8 +26,6 @@ import reactor.core.scheduler.Scheduler;
  * gets one patch list covering everything it missed, never a queue.
  */
 public final class PresenceFeeds implements AutoCloseable {
-
-	private static final Log logger = LogFactory.getLog(PresenceFeeds.class);
 
 	private final BiFunction<String, String, PresenceSnapshot> reader;
 
@@ -119,19 +114,10 @@ public final class PresenceFeeds implements AutoCloseable {
 
 	private final class Feed extends SharedFeeds.Feed {
 
-		final Sinks.Many<Long> ticks = Sinks.many().replay().latest();
-
 		@Nullable PresenceSnapshot snapshot;
-
-		boolean reading;
-
-		boolean again;
-
-		long tick;
 
 		Feed(SharedFeeds.Key key) {
 			super(key);
-			this.ticks.tryEmitNext(0L);
 		}
 
 		/** The latest presence read, reading it first when none was (on a store thread). */
@@ -152,41 +138,17 @@ public final class PresenceFeeds implements AutoCloseable {
 		}
 
 		void wake() {
-			synchronized (this) {
-				if (this.reading) {
-					this.again = true;
-					return;
-				}
-				this.reading = true;
-			}
-			Mono.fromRunnable(() -> {
-				PresenceSnapshot read = PresenceFeeds.this.reader.apply(this.key.contract(), this.key.session());
-				boolean changed;
-				synchronized (this) {
-					changed = !read.equals(this.snapshot);
-					this.snapshot = read;
-				}
-				done(changed);
-			}).subscribeOn(PresenceFeeds.this.scheduler).subscribe(null, (ex) -> {
-				logger.debug("Could not read the presence of session '" + this.key.session() + "'", ex);
-				done(false);
-			});
+			wake(PresenceFeeds.this.scheduler);
 		}
 
-		private void done(boolean changed) {
-			boolean more;
-			long next;
+		/** Reads the presence again; the subscribers look again only when it changed. */
+		@Override
+		boolean read() {
+			PresenceSnapshot read = PresenceFeeds.this.reader.apply(this.key.contract(), this.key.session());
 			synchronized (this) {
-				more = this.again;
-				this.again = false;
-				this.reading = false;
-				next = changed ? ++this.tick : -1;
-			}
-			if (next >= 0) {
-				this.ticks.tryEmitNext(next);
-			}
-			if (more) {
-				wake();
+				boolean changed = !read.equals(this.snapshot);
+				this.snapshot = read;
+				return changed;
 			}
 		}
 

@@ -10,13 +10,10 @@ import dev.a2.store.EventStore;
 import dev.a2.store.SessionHead;
 import dev.a2.store.StoredEvent;
 import dev.a2.store.StoredPage;
-import org.apache.commons.logging.Log;
-import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
-import reactor.core.publisher.Sinks;
 import reactor.core.scheduler.Scheduler;
 
 /**
@@ -31,8 +28,6 @@ import reactor.core.scheduler.Scheduler;
  * When changes of other instances may not arrive (the listener is down), feeds poll.
  */
 public final class SessionFeeds implements AutoCloseable {
-
-	private static final Log logger = LogFactory.getLog(SessionFeeds.class);
 
 	/** The most events one chunk carries. */
 	public static final int CHUNK = 500;
@@ -137,9 +132,6 @@ public final class SessionFeeds implements AutoCloseable {
 	/** One session's window of recent events, shared by its subscribers on this instance. */
 	private final class Feed extends SharedFeeds.Feed {
 
-		/** Ticks after each refresh of the window; a new subscriber gets the latest at once. */
-		final Sinks.Many<Long> ticks = Sinks.many().replay().latest();
-
 		final ArrayDeque<StoredEvent> window = new ArrayDeque<>();
 
 		long windowBytes;
@@ -149,32 +141,17 @@ public final class SessionFeeds implements AutoCloseable {
 
 		long clearedAt;
 
-		boolean refreshing;
-
-		boolean again;
-
-		long tick;
-
 		Feed(SharedFeeds.Key key) {
 			super(key);
-			this.ticks.tryEmitNext(0L);
 		}
 
 		void wake() {
-			synchronized (this) {
-				if (this.refreshing) {
-					this.again = true;
-					return;
-				}
-				this.refreshing = true;
-			}
-			Mono.fromRunnable(this::refresh).subscribeOn(SessionFeeds.this.scheduler).subscribe(null, (ex) -> {
-				logger.debug("Could not read session '" + this.key.session() + "'; the next change or poll reads it again", ex);
-				done();
-			});
+			wake(SessionFeeds.this.scheduler);
 		}
 
-		private void refresh() {
+		/** Reads the new rows into the window; the subscribers always look again after. */
+		@Override
+		boolean read() {
 			if (this.readThrough < 0) {
 				// the window starts at the head: subscribers further back read the store
 				SessionHead head = SessionFeeds.this.store.head(this.key.contract(), this.key.session());
@@ -205,23 +182,8 @@ public final class SessionFeeds implements AutoCloseable {
 					full = page.events().size() == CHUNK;
 				}
 				if (!full) {
-					break;
+					return true;
 				}
-			}
-			done();
-		}
-
-		private void done() {
-			boolean more;
-			synchronized (this) {
-				more = this.again;
-				this.again = false;
-				this.refreshing = false;
-				this.tick++;
-			}
-			this.ticks.tryEmitNext(this.tick);
-			if (more) {
-				wake();
 			}
 		}
 

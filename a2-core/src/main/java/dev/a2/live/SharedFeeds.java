@@ -5,7 +5,12 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Function;
 
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
+import reactor.core.publisher.Mono;
+import reactor.core.publisher.Sinks;
+import reactor.core.scheduler.Scheduler;
 
 /**
  * The feeds of the sessions this instance's subscribers follow, one per session, shared by its
@@ -13,17 +18,67 @@ import org.jspecify.annotations.Nullable;
  */
 final class SharedFeeds<F extends SharedFeeds.Feed> {
 
-	/** A session's feed; its subscriber count is guarded by the feed itself. */
+	/**
+	 * A session's feed: it reads the session again when woken, one read at a time (wake-ups during a
+	 * read make one more read after it), and ticks its subscribers when a read says so. Its
+	 * subscriber count is guarded by the feed itself.
+	 */
 	abstract static class Feed {
 
+		private static final Log logger = LogFactory.getLog(SharedFeeds.class);
+
 		final Key key;
+
+		/** Ticks after reads; a new subscriber gets the latest at once. */
+		final Sinks.Many<Long> ticks = Sinks.many().replay().latest();
 
 		int subscribers;
 
 		boolean closed;
 
+		private boolean reading;
+
+		private boolean again;
+
+		private long tick;
+
 		Feed(Key key) {
 			this.key = key;
+			this.ticks.tryEmitNext(0L);
+		}
+
+		/** Reads the session on a store thread; answers whether the subscribers should look again. */
+		abstract boolean read();
+
+		void wake(Scheduler scheduler) {
+			synchronized (this) {
+				if (this.reading) {
+					this.again = true;
+					return;
+				}
+				this.reading = true;
+			}
+			Mono.fromCallable(this::read).subscribeOn(scheduler).subscribe((tell) -> done(tell, scheduler), (ex) -> {
+				logger.debug("Could not read session '" + this.key.session() + "'; the next change or poll reads it again", ex);
+				done(true, scheduler);
+			});
+		}
+
+		private void done(boolean tell, Scheduler scheduler) {
+			boolean more;
+			long next;
+			synchronized (this) {
+				more = this.again;
+				this.again = false;
+				this.reading = false;
+				next = tell ? ++this.tick : -1;
+			}
+			if (next >= 0) {
+				this.ticks.tryEmitNext(next);
+			}
+			if (more) {
+				wake(scheduler);
+			}
 		}
 
 	}
