@@ -6,8 +6,10 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
+import dev.a2.A2Exception;
 import dev.a2.A2Server;
 import dev.a2.Consumer;
+import dev.a2.ErrorCode;
 import dev.a2.Lane;
 import dev.a2.RedriveAction;
 import dev.a2.store.DeadLetter;
@@ -19,6 +21,7 @@ import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
 import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
 import org.springframework.boot.actuate.endpoint.annotation.Selector;
 import org.springframework.boot.actuate.endpoint.annotation.WriteOperation;
+import org.springframework.boot.actuate.endpoint.web.WebEndpointResponse;
 
 /**
  * The {@code a2} actuator endpoint: an overview of contracts and consumers with their pending work
@@ -69,19 +72,44 @@ public class A2Endpoint {
 		return this.server.deadLetters(contract, session, consumer, (limit != null) ? Math.min(limit, 1000) : DEFAULT_LIMIT);
 	}
 
+	/**
+	 * An operator's decision on a dead letter. Answers 200 {@code {"redriven":true}} when it applied,
+	 * 404 when there is no such dead letter (never one, or redriven already: of concurrent redrives of
+	 * one unit exactly one applies), 400 for a missing field or an unknown action — errors in A2's
+	 * {@code {"error":{"code","message"}}} shape.
+	 */
 	@WriteOperation
-	public RedriveResult redrive(@Selector String redrive, String contract, String session, String consumer, long index,
-			String action) {
+	public WebEndpointResponse<Object> redrive(@Selector String redrive, @Nullable String contract,
+			@Nullable String session, @Nullable String consumer, @Nullable Long index, @Nullable String action) {
 		if (!redrive.equals("redrive")) {
 			throw new InvalidEndpointRequestException("no such operation of the a2 endpoint: '" + redrive + "'", "unknown selector");
 		}
-		RedriveAction chosen = switch (action) {
-			case "retry" -> RedriveAction.RETRY;
-			case "skip" -> RedriveAction.SKIP;
-			default -> throw new InvalidEndpointRequestException("action must be 'retry' or 'skip', was '" + action + "'",
-					"bad action");
-		};
-		return new RedriveResult(this.server.redrive(contract, session, consumer, index, chosen));
+		if (contract == null || session == null || consumer == null || index == null || action == null) {
+			return error(400, ErrorCode.INVALID_PAYLOAD.name(),
+					"a redrive needs contract, session, consumer, index and action (\"retry\" or \"skip\")");
+		}
+		RedriveAction chosen;
+		switch (action) {
+			case "retry" -> chosen = RedriveAction.RETRY;
+			case "skip" -> chosen = RedriveAction.SKIP;
+			default -> {
+				return error(400, ErrorCode.INVALID_PAYLOAD.name(), "action must be \"retry\" or \"skip\", was '" + action + "'");
+			}
+		}
+		try {
+			if (this.server.redrive(contract, session, consumer, index, chosen)) {
+				return new WebEndpointResponse<>(new RedriveResult(true), 200);
+			}
+		}
+		catch (A2Exception ex) {
+			return error(ex.code().httpStatus(), ex.code().name(), String.valueOf(ex.getMessage()));
+		}
+		return error(404, "NOT_DEAD_LETTERED", "consumer '" + consumer + "' has no dead letter at event " + index + " of session '"
+				+ session + "' in contract '" + contract + "': it is not dead-lettered, was redriven already, or does not exist");
+	}
+
+	private static WebEndpointResponse<Object> error(int status, String code, String message) {
+		return new WebEndpointResponse<>(Map.of("error", Map.of("code", code, "message", message)), status);
 	}
 
 	private static String laneMode(Consumer consumer) {

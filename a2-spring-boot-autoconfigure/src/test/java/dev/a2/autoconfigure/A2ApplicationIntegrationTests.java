@@ -1,8 +1,13 @@
 package dev.a2.autoconfigure;
 
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.Callable;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 
 import dev.a2.A2Observations;
 import dev.a2.A2Server;
@@ -139,7 +144,51 @@ class A2ApplicationIntegrationTests {
 		this.http.post().uri("/actuator/a2/redrive")
 			.bodyValue(Map.of("contract", "orders", "session", "poisoned", "consumer", "fragile", "index", 1, "action", "later"))
 			.exchange()
-			.expectStatus().isBadRequest();
+			.expectStatus().isBadRequest()
+			.expectBody().jsonPath("$.error.code").isEqualTo("INVALID_PAYLOAD")
+			.jsonPath("$.error.message").value((message) -> assertThat((String) message).contains("'later'"));
+		this.http.post().uri("/actuator/a2/redrive")
+			.bodyValue(Map.of("contract", "orders", "session", "poisoned", "action", "retry"))
+			.exchange()
+			.expectStatus().isBadRequest()
+			.expectBody().jsonPath("$.error.code").isEqualTo("INVALID_PAYLOAD");
+		// redriven already: nothing to redrive, and the operator is told so
+		this.http.post().uri("/actuator/a2/redrive")
+			.bodyValue(Map.of("contract", "orders", "session", "poisoned", "consumer", "fragile", "index", 1, "action", "retry"))
+			.exchange()
+			.expectStatus().isNotFound()
+			.expectBody().jsonPath("$.error.message").value((message) -> assertThat((String) message).contains("no dead letter"));
+	}
+
+	@Test
+	void concurrentRedrivesOfOneDeadLetterApplyOnce() throws Exception {
+		this.consumers.healed.set(false);
+		Session session = this.a2.session("orders", "poisoned-twice");
+		session.append(NewEvent.of("poison", new Poison("hemlock")));
+		await().atMost(Duration.ofSeconds(20))
+			.until(() -> this.a2.deadLetters("orders", "poisoned-twice", "fragile", 10).size() == 1);
+		List<Callable<Integer>> redrives = new ArrayList<>();
+		for (int i = 0; i < 8; i++) {
+			redrives.add(() -> this.http.post().uri("/actuator/a2/redrive")
+				.bodyValue(Map.of("contract", "orders", "session", "poisoned-twice", "consumer", "fragile", "index", 1, "action",
+						"skip"))
+				.exchange()
+				.returnResult(String.class)
+				.getStatus()
+				.value());
+		}
+		ExecutorService pool = Executors.newFixedThreadPool(8);
+		try {
+			List<Integer> statuses = new ArrayList<>();
+			for (Future<Integer> status : pool.invokeAll(redrives)) {
+				statuses.add(status.get());
+			}
+			assertThat(statuses).containsOnly(200, 404).filteredOn((status) -> status == 200).hasSize(1);
+		}
+		finally {
+			pool.shutdownNow();
+		}
+		assertThat(this.a2.deadLetters("orders", "poisoned-twice", "fragile", 10)).isEmpty();
 	}
 
 	@Test
