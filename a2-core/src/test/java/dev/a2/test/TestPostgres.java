@@ -7,6 +7,8 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.Locale;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BiConsumer;
+import java.util.function.Supplier;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
@@ -42,6 +44,18 @@ public final class TestPostgres {
 			server = start();
 		}
 		return server;
+	}
+
+	/**
+	 * The datasource properties of an application on a fresh schema, given to {@code add} (in a Spring
+	 * test: {@code TestPostgres.properties("owner", registry::add)} in a {@code @DynamicPropertySource}).
+	 */
+	public static void properties(String owner, BiConsumer<String, Supplier<Object>> add) {
+		Server server = server();
+		String url = server.jdbcUrl(newSchema(owner));
+		add.accept("spring.datasource.url", () -> url);
+		add.accept("spring.datasource.username", server::username);
+		add.accept("spring.datasource.password", server::password);
 	}
 
 	/** Creates a fresh schema named after {@code owner}, and answers its name. */

@@ -48,10 +48,7 @@ class A2ApplicationIntegrationTests {
 
 	@DynamicPropertySource
 	static void database(DynamicPropertyRegistry registry) {
-		TestPostgres.Server server = TestPostgres.server();
-		registry.add("spring.datasource.url", () -> server.jdbcUrl(TestPostgres.newSchema("application")));
-		registry.add("spring.datasource.username", server::username);
-		registry.add("spring.datasource.password", server::password);
+		TestPostgres.properties("application", registry::add);
 	}
 
 	@Autowired

@@ -50,10 +50,7 @@ class A2ExceptionOutsideRoutesIntegrationTests {
 
 	@DynamicPropertySource
 	static void database(DynamicPropertyRegistry registry) {
-		TestPostgres.Server server = TestPostgres.server();
-		registry.add("spring.datasource.url", () -> server.jdbcUrl(TestPostgres.newSchema("outside_routes")));
-		registry.add("spring.datasource.username", server::username);
-		registry.add("spring.datasource.password", server::password);
+		TestPostgres.properties("outside_routes", registry::add);
 	}
 
 	@Autowired

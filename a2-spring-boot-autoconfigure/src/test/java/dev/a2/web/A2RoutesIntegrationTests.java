@@ -36,10 +36,7 @@ class A2RoutesIntegrationTests {
 
 	@DynamicPropertySource
 	static void database(DynamicPropertyRegistry registry) {
-		TestPostgres.Server server = TestPostgres.server();
-		registry.add("spring.datasource.url", () -> server.jdbcUrl(TestPostgres.newSchema("a2routes")));
-		registry.add("spring.datasource.username", server::username);
-		registry.add("spring.datasource.password", server::password);
+		TestPostgres.properties("a2routes", registry::add);
 	}
 
 	@Autowired

@@ -49,10 +49,7 @@ class AuthorizationIntegrationTests {
 
 	@DynamicPropertySource
 	static void database(DynamicPropertyRegistry registry) {
-		TestPostgres.Server server = TestPostgres.server();
-		registry.add("spring.datasource.url", () -> server.jdbcUrl(TestPostgres.newSchema("authorization")));
-		registry.add("spring.datasource.username", server::username);
-		registry.add("spring.datasource.password", server::password);
+		TestPostgres.properties("authorization", registry::add);
 	}
 
 	@Autowired

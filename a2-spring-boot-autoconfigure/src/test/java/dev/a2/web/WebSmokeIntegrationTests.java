@@ -33,10 +33,7 @@ class WebSmokeIntegrationTests {
 
 	@DynamicPropertySource
 	static void database(DynamicPropertyRegistry registry) {
-		TestPostgres.Server server = TestPostgres.server();
-		registry.add("spring.datasource.url", () -> server.jdbcUrl(TestPostgres.newSchema("websmoke")));
-		registry.add("spring.datasource.username", server::username);
-		registry.add("spring.datasource.password", server::password);
+		TestPostgres.properties("websmoke", registry::add);
 	}
 
 	@TestConfiguration(proxyBeanMethods = false)
