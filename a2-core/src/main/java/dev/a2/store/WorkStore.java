@@ -91,7 +91,7 @@ public interface WorkStore {
 	}
 
 	/** The work of one consumer not done yet; {@code oldestDueAt} is when its oldest pending event was appended. */
-	record PendingWork(String contract, String consumer, long pending, long dead, @Nullable Instant oldestDueAt) {
+	record PendingWork(String contract, String consumer, long pending, long dead, long lag, @Nullable Instant oldestDueAt) {
 	}
 
 	/**

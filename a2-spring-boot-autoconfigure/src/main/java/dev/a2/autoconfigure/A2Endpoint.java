@@ -22,22 +22,40 @@ import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
 import org.springframework.boot.actuate.endpoint.annotation.Selector;
 import org.springframework.boot.actuate.endpoint.annotation.WriteOperation;
 import org.springframework.boot.actuate.endpoint.web.WebEndpointResponse;
+import org.springframework.util.MimeType;
 
 /**
- * The {@code a2} actuator endpoint: an overview of contracts and consumers with their pending work
- * and dead letters ({@code GET /actuator/a2}), the dead letters themselves
- * ({@code GET /actuator/a2/dead-letters?contract=&session=&consumer=&limit=}), and the operator's
- * redrive ({@code POST /actuator/a2/redrive}).
+ * The {@code a2} actuator endpoint: an overview of contracts and consumers with their pending work,
+ * lag and dead letters ({@code GET /actuator/a2}), the dead letters themselves
+ * ({@code GET /actuator/a2/dead-letters?contract=&session=&consumer=&limit=}), a session's events
+ * ({@code GET /actuator/a2/events?contract=&session=&after=&limit=}), the operator's redrive
+ * ({@code POST /actuator/a2/redrive}) and, when {@code a2.console.enabled}, the operator console
+ * ({@code GET /actuator/a2/console}): a page on these operations, so it is exposed and secured
+ * exactly like the endpoint.
  */
 @Endpoint(id = "a2")
 public class A2Endpoint {
 
 	private static final int DEFAULT_LIMIT = 100;
 
+	private static final MimeType JSON = MimeType.valueOf("application/json");
+
+	private static final MimeType HTML = MimeType.valueOf("text/html;charset=UTF-8");
+
 	private final A2Server server;
 
+	private final boolean console;
+
 	public A2Endpoint(A2Server server) {
+		this(server, false);
+	}
+
+	/**
+	 * @param console whether {@code GET /actuator/a2/console} serves the operator console
+	 */
+	public A2Endpoint(A2Server server, boolean console) {
 		this.server = server;
+		this.console = console;
 	}
 
 	@ReadOperation
@@ -57,19 +75,40 @@ public class A2Endpoint {
 			Instant oldest = (work != null) ? work.oldestDueAt() : null;
 			return new ConsumerView(consumer.contract(), consumer.name(), laneMode(consumer),
 					(consumer.types() != null) ? List.copyOf(consumer.types()) : null, (work != null) ? work.pending() : 0,
-					(work != null) ? work.dead() : 0,
+					(work != null) ? work.lag() : 0, (work != null) ? work.dead() : 0,
 					(oldest != null) ? Duration.between(oldest, now).toMillis() : null);
 		}).toList();
 		return new Overview(contracts, consumers, this.server.drains());
 	}
 
-	@ReadOperation
-	public List<DeadLetter> deadLetters(@Selector String deadLetters, @Nullable String contract, @Nullable String session,
-			@Nullable String consumer, @Nullable Integer limit) {
-		if (!deadLetters.equals("dead-letters")) {
-			throw new InvalidEndpointRequestException("no such part of the a2 endpoint: '" + deadLetters + "'", "unknown selector");
+	/**
+	 * The endpoint's parts: {@code dead-letters}, {@code events} and {@code console}. The page is HTML,
+	 * so every part names its content type, whatever a browser's {@code Accept} prefers.
+	 */
+	@ReadOperation(produces = { "application/json", "text/html" })
+	public WebEndpointResponse<Object> part(@Selector String part, @Nullable String contract, @Nullable String session,
+			@Nullable String consumer, @Nullable Long after, @Nullable Integer limit) {
+		int bounded = (limit != null) ? Math.max(1, Math.min(limit, 1000)) : DEFAULT_LIMIT;
+		try {
+			return switch (part) {
+				case "dead-letters" -> json(this.server.deadLetters(contract, session, consumer, bounded), 200);
+				case "events" -> events(contract, session, (after != null) ? after : 0, bounded);
+				case "console" -> this.console ? new WebEndpointResponse<>(ConsolePage.html(), 200, HTML)
+						: error(404, "NOT_FOUND", "the operator console is off: set a2.console.enabled=true to serve it here");
+				default -> throw new InvalidEndpointRequestException("no such part of the a2 endpoint: '" + part + "'",
+						"unknown selector");
+			};
 		}
-		return this.server.deadLetters(contract, session, consumer, (limit != null) ? Math.min(limit, 1000) : DEFAULT_LIMIT);
+		catch (A2Exception ex) {
+			return error(ex.code().httpStatus(), ex.code().name(), String.valueOf(ex.getMessage()));
+		}
+	}
+
+	private WebEndpointResponse<Object> events(@Nullable String contract, @Nullable String session, long after, int limit) {
+		if (contract == null || session == null) {
+			return error(400, ErrorCode.INVALID_PAYLOAD.name(), "a session's events need contract and session");
+		}
+		return json(this.server.session(contract, session).history(after, limit), 200);
 	}
 
 	/**
@@ -109,7 +148,11 @@ public class A2Endpoint {
 	}
 
 	private static WebEndpointResponse<Object> error(int status, String code, String message) {
-		return new WebEndpointResponse<>(Map.of("error", Map.of("code", code, "message", message)), status);
+		return json(Map.of("error", Map.of("code", code, "message", message)), status);
+	}
+
+	private static WebEndpointResponse<Object> json(Object body, int status) {
+		return new WebEndpointResponse<>(body, status, JSON);
 	}
 
 	private static String laneMode(Consumer consumer) {
@@ -132,10 +175,12 @@ public class A2Endpoint {
 	 * A consumer and its work.
 	 *
 	 * @param lane {@code independent}, {@code keyed} or {@code fixed:<name>}
+	 * @param pending units (or cursors) with work to run
+	 * @param lag events the consumer has not run yet, those behind a dead letter included
 	 * @param oldestPendingAgeMillis how long the oldest pending event has waited, or {@code null}
 	 */
 	public record ConsumerView(String contract, String name, String lane, @Nullable List<String> types, long pending,
-			long deadLetters, @Nullable Long oldestPendingAgeMillis) {
+			long lag, long deadLetters, @Nullable Long oldestPendingAgeMillis) {
 	}
 
 	/** Whether a dead letter was redriven. */

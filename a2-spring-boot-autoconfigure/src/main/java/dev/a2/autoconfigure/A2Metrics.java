@@ -15,8 +15,8 @@ import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 
 /**
- * Gauges per consumer: {@code a2.consumer.pending} (units not done), {@code a2.consumer.dead.letters}
- * and {@code a2.consumer.oldest.pending.age} (seconds the oldest pending event has waited). One query
+ * Gauges per consumer: {@code a2.consumer.pending} (units not done), {@code a2.consumer.lag} (events
+ * not run yet), {@code a2.consumer.dead.letters} and {@code a2.consumer.oldest.pending.age} (seconds the oldest pending event has waited). One query
  * answers them all, at most every few seconds however often they are scraped.
  */
 public class A2Metrics implements MeterBinder {
@@ -43,6 +43,10 @@ public class A2Metrics implements MeterBinder {
 				.description("Units of work of the consumer not done yet")
 				.tags("contract", consumer.contract(), "consumer", consumer.name())
 				.register(registry);
+			Gauge.builder("a2.consumer.lag", this, (metrics) -> metrics.work(key).lag())
+				.description("Events the consumer has not run yet, those behind a dead letter included")
+				.tags("contract", consumer.contract(), "consumer", consumer.name())
+				.register(registry);
 			Gauge.builder("a2.consumer.dead.letters", this, (metrics) -> metrics.work(key).dead())
 				.description("Dead-lettered units of the consumer, waiting for a redrive")
 				.tags("contract", consumer.contract(), "consumer", consumer.name())
@@ -57,7 +61,7 @@ public class A2Metrics implements MeterBinder {
 
 	private PendingWork work(String key) {
 		PendingWork work = current().get(key);
-		return (work != null) ? work : new PendingWork("", "", 0, 0, null);
+		return (work != null) ? work : new PendingWork("", "", 0, 0, 0, null);
 	}
 
 	private double oldestAgeSeconds(String key) {

@@ -25,6 +25,8 @@ public class A2Properties {
 
 	private final Presence presence = new Presence();
 
+	private final Console console = new Console();
+
 	public Store getStore() {
 		return this.store;
 	}
@@ -43,6 +45,29 @@ public class A2Properties {
 
 	public Presence getPresence() {
 		return this.presence;
+	}
+
+	public Console getConsole() {
+		return this.console;
+	}
+
+	public static class Console {
+
+		/**
+		 * Whether the actuator's {@code a2} endpoint serves the operator console at
+		 * {@code /actuator/a2/console}: consumers and their lag, dead letters with retry and skip, a
+		 * session's events live. It is exposed and secured like the endpoint.
+		 */
+		private boolean enabled;
+
+		public boolean isEnabled() {
+			return this.enabled;
+		}
+
+		public void setEnabled(boolean enabled) {
+			this.enabled = enabled;
+		}
+
 	}
 
 	public static class Presence {

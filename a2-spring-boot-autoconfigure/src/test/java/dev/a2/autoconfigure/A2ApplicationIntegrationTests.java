@@ -104,6 +104,13 @@ class A2ApplicationIntegrationTests {
 	}
 
 	@Test
+	void theConsoleIsOffUnlessEnabled() {
+		this.http.get().uri("/actuator/a2/console").exchange()
+			.expectStatus().isNotFound()
+			.expectBody().jsonPath("$.error.message").value((message) -> assertThat((String) message).contains("a2.console.enabled"));
+	}
+
+	@Test
 	void theActuatorListsADeadLetterAndRedrivesIt() {
 		Session session = this.a2.session("orders", "poisoned");
 		session.append(NewEvent.of("poison", new Poison("arsenic")));

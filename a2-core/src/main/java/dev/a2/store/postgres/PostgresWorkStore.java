@@ -248,16 +248,20 @@ public final class PostgresWorkStore implements WorkStore {
 			    due_at = NULL, claim = NULL, lease_until = NULL, last_error = NULL, failed_idx = NULL, failed_at = NULL
 			WHERE contract = :contract AND session_id = :session AND consumer = :consumer AND failed_idx = :index AND dead""";
 
-	/** One row per consumer, whether its work is units, cursors or both. */
+	/**
+	 * One row per consumer, whether its work is units, cursors or both. Lag counts the events the
+	 * consumer has yet to run, those behind a dead letter included.
+	 */
 	private static final String PENDING = """
-			SELECT contract, consumer, sum(pending) AS pending, sum(dead) AS dead, min(oldest) AS oldest FROM (
+			SELECT contract, consumer, sum(pending) AS pending, sum(dead) AS dead, sum(lag) AS lag, min(oldest) AS oldest FROM (
 			    SELECT w.contract, w.consumer, count(*) FILTER (WHERE NOT w.dead) AS pending,
-			           count(*) FILTER (WHERE w.dead) AS dead, min(e.created_at) FILTER (WHERE NOT w.dead) AS oldest
+			           count(*) FILTER (WHERE w.dead) AS dead, count(*) AS lag,
+			           min(e.created_at) FILTER (WHERE NOT w.dead) AS oldest
 			    FROM a2_work w JOIN a2_event e ON e.contract = w.contract AND e.session_id = w.session_id AND e.idx = w.idx
 			    GROUP BY w.contract, w.consumer
 			    UNION ALL
 			    SELECT k.contract, k.consumer, count(*) FILTER (WHERE NOT k.dead AND k.position < k.target),
-			           count(*) FILTER (WHERE k.dead),
+			           count(*) FILTER (WHERE k.dead), coalesce(sum(greatest(k.target - k.position, 0)), 0),
 			           min(e.created_at) FILTER (WHERE NOT k.dead AND k.position < k.target)
 			    FROM a2_cursor k LEFT JOIN a2_event e
 			         ON e.contract = k.contract AND e.session_id = k.session_id AND e.idx = k.position + 1
@@ -553,7 +557,7 @@ public final class PostgresWorkStore implements WorkStore {
 	public List<PendingWork> pending() {
 		return StoreFailures.guard(() -> this.jdbc.sql(PENDING)
 			.query((rs, row) -> new PendingWork(rs.getString("contract"), rs.getString("consumer"), rs.getLong("pending"),
-					rs.getLong("dead"), (rs.getObject("oldest") != null) ? instant(rs, "oldest") : null))
+					rs.getLong("dead"), rs.getLong("lag"), (rs.getObject("oldest") != null) ? instant(rs, "oldest") : null))
 			.list());
 	}
 

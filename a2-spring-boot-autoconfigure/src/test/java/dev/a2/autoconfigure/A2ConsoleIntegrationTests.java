@@ -1,0 +1,105 @@
+package dev.a2.autoconfigure;
+
+import java.time.Duration;
+
+import dev.a2.A2Server;
+import dev.a2.NewEvent;
+import dev.a2.Session;
+import dev.a2.autoconfigure.OrdersApplication.OrderPlaced;
+import dev.a2.autoconfigure.OrdersApplication.Poison;
+import dev.a2.test.TestPostgres;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.webtestclient.autoconfigure.AutoConfigureWebTestClient;
+import org.springframework.http.MediaType;
+import org.springframework.test.context.DynamicPropertyRegistry;
+import org.springframework.test.context.DynamicPropertySource;
+import org.springframework.test.web.reactive.server.WebTestClient;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * The operator console and the endpoint parts it reads, over HTTP on a running application: the page
+ * itself, a consumer's lag while a dead letter blocks its lane, and a session's events.
+ */
+@SpringBootTest(classes = OrdersApplication.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
+		properties = { "a2.drain.sweep-interval=100ms", "management.endpoints.web.exposure.include=a2",
+				"a2.console.enabled=true" })
+@AutoConfigureWebTestClient
+class A2ConsoleIntegrationTests {
+
+	@DynamicPropertySource
+	static void database(DynamicPropertyRegistry registry) {
+		TestPostgres.properties("console", registry::add);
+	}
+
+	@Autowired
+	private A2Server a2;
+
+	@Autowired
+	private WebTestClient http;
+
+	@Test
+	void theConsoleIsAPageOfTheEndpoint() {
+		String page = this.http.get()
+			.uri("/actuator/a2/console")
+			.accept(MediaType.TEXT_HTML)
+			.exchange()
+			.expectStatus().isOk()
+			.expectHeader().contentTypeCompatibleWith(MediaType.TEXT_HTML)
+			.expectBody(String.class)
+			.returnResult()
+			.getResponseBody();
+		assertThat(page).contains("<title>A2 operator console</title>").contains("/dead-letters").contains("/redrive");
+		// a browser asks for anything
+		this.http.get().uri("/actuator/a2/console").header("Accept", "text/html,application/xhtml+xml,*/*;q=0.8")
+			.exchange().expectStatus().isOk().expectHeader().contentTypeCompatibleWith(MediaType.TEXT_HTML);
+	}
+
+	@Test
+	void aDeadLetterShowsAsLagOfItsConsumer() {
+		Session session = this.a2.session("orders", "console-poisoned");
+		session.append(NewEvent.of("poison", new Poison("arsenic")), NewEvent.of("poison", new Poison("lead")));
+		await().atMost(Duration.ofSeconds(20))
+			.untilAsserted(() -> this.http.get().uri("/actuator/a2").exchange().expectStatus().isOk().expectBody()
+				.jsonPath("$.consumers[?(@.name == 'fragile')].deadLetters").isEqualTo(2)
+				.jsonPath("$.consumers[?(@.name == 'fragile')].lag").isEqualTo(2)
+				.jsonPath("$.consumers[?(@.name == 'fragile')].pending").isEqualTo(0));
+	}
+
+	@Test
+	void aSessionsEventsArePagedInOrder() {
+		Session session = this.a2.session("orders", "console-events");
+		for (int i = 0; i < 5; i++) {
+			session.append(NewEvent.of("order.placed", new OrderPlaced("sku-" + i, i + 1)));
+		}
+		this.http.get().uri("/actuator/a2/events?contract=orders&session=console-events&after=2&limit=2")
+			.exchange()
+			.expectStatus().isOk()
+			.expectBody()
+			.jsonPath("$.events.length()").isEqualTo(2)
+			.jsonPath("$.events[0].index").isEqualTo(3)
+			.jsonPath("$.events[0].type").isEqualTo("order.placed")
+			.jsonPath("$.events[0].payload.sku").isEqualTo("sku-2")
+			.jsonPath("$.events[1].index").isEqualTo(4)
+			.jsonPath("$.head").isNumber();
+	}
+
+	@Test
+	void badReadsAreRefusedInA2sErrorShape() {
+		this.http.get().uri("/actuator/a2/events?contract=orders").exchange()
+			.expectStatus().isBadRequest()
+			.expectBody().jsonPath("$.error.code").isEqualTo("INVALID_PAYLOAD");
+		this.http.get().uri("/actuator/a2/events?contract=nope&session=s").exchange()
+			.expectStatus().isNotFound()
+			.expectBody().jsonPath("$.error.code").isEqualTo("UNKNOWN_CONTRACT");
+		this.http.get().uri("/actuator/a2/events?contract=orders&session=bad%20id").exchange()
+			.expectStatus().isBadRequest()
+			.expectBody().jsonPath("$.error.code").isEqualTo("INVALID_PAYLOAD");
+		this.http.get().uri("/actuator/a2/everything").exchange().expectStatus().isBadRequest();
+	}
+
+}
