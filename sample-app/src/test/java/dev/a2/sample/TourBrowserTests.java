@@ -1,0 +1,221 @@
+package dev.a2.sample;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.function.Function;
+
+import com.jayway.jsonpath.JsonPath;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.openqa.selenium.By;
+import org.openqa.selenium.Keys;
+import org.openqa.selenium.WebDriver;
+import org.openqa.selenium.WebElement;
+import org.openqa.selenium.support.ui.WebDriverWait;
+
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.boot.webtestclient.autoconfigure.AutoConfigureWebTestClient;
+import org.springframework.test.web.reactive.server.WebTestClient;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The tour in real browsers: headless Chromium windows on the chat page and the operator console
+ * of a running sample. Skipped, saying how to install Chromium, where there is none.
+ */
+@SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
+		properties = { "sample.assistant.token-delay=150ms", "a2.drain.sweep-interval=200ms" })
+@AutoConfigureWebTestClient
+class TourBrowserTests {
+
+	private static final Duration PATIENCE = Duration.ofSeconds(30);
+
+	@LocalServerPort
+	private int port;
+
+	@Autowired
+	private WebTestClient http;
+
+	private final List<WebDriver> browsers = new ArrayList<>();
+
+	@BeforeAll
+	static void chromium() {
+		Chromium.assumeInstalled();
+	}
+
+	@AfterEach
+	void quit() {
+		this.browsers.forEach(WebDriver::quit);
+	}
+
+	@Test
+	void twoWindowsInARoomSeeEachOthersTypingAndMessages() {
+		WebDriver ann = chat("together", "ann");
+		WebDriver bob = chat("together", "bob");
+
+		ann.findElement(By.id("text")).sendKeys("hello bob");
+		waitUntil(bob, (b) -> b.findElement(By.id("typing")).getText().equals("ann is typing…"));
+		waitUntil(bob, (b) -> !b.findElements(By.cssSelector("#people li[data-participant='ann']")).isEmpty());
+		ann.findElement(By.id("text")).sendKeys(Keys.ENTER);
+		waitUntil(bob, (b) -> messages(b).contains("ann: hello bob"));
+		waitUntil(bob, (b) -> b.findElement(By.id("typing")).getText().isEmpty());
+
+		bob.findElement(By.id("text")).sendKeys("hi ann, ask @assistant anything", Keys.ENTER);
+		waitUntil(ann, (b) -> messages(b).contains("bob: hi ann, ask @assistant anything"));
+		waitUntil(ann, (b) -> b.findElement(By.id("summary")).getText().startsWith("2 messages"));
+		// bob's mention starts a reply that both windows see
+		waitUntil(ann, (b) -> !b.findElements(By.cssSelector("#messages li.reply[data-thread='bob']")).isEmpty());
+		waitUntil(bob, (b) -> !b.findElements(By.cssSelector("#messages li.reply.done")).isEmpty());
+		waitUntil(ann, (b) -> !b.findElements(By.cssSelector("#messages li.reply.done")).isEmpty());
+		Chromium.screenshot(ann, "chat");
+	}
+
+	@Test
+	void aStreamedReplyGrowsTokenByTokenAndStopsWhenStopIsPressed() {
+		WebDriver ann = chat("assistant", "ann");
+		ann.findElement(By.id("text")).sendKeys("@assistant tell me about A2", Keys.ENTER);
+
+		By reply = By.cssSelector("#messages li.reply[data-thread='ann'] .text");
+		int seen = 0;
+		for (int growth = 0; growth < 3; growth++) {
+			int before = seen;
+			seen = waitUntil(ann, (b) -> {
+				List<WebElement> replies = b.findElements(reply);
+				int length = replies.isEmpty() ? 0 : replies.get(0).getText().length();
+				return (length > before) ? length : null;
+			});
+		}
+		waitUntil(ann, (b) -> b.findElement(By.id("stop")).isDisplayed());
+		ann.findElement(By.id("stop")).click();
+		waitUntil(ann, (b) -> !b.findElements(By.cssSelector("#messages li.reply.stopped")).isEmpty());
+		waitUntil(ann, (b) -> !b.findElement(By.id("stop")).isDisplayed());
+
+		// once the assistant's run has ended, the page shows every token it wrote and no completion
+		waitUntil(ann, (b) -> pending("assistant") == 0);
+		String body = this.http.get().uri("/a2/chat/sessions/assistant/events?limit=1000").exchange()
+			.expectBody(String.class).returnResult().getResponseBody();
+		List<String> tokens = JsonPath.read(body, "$.events[?(@.type == 'reply.delta')].payload.text");
+		List<Object> completions = JsonPath.read(body, "$.events[?(@.type == 'reply.completed')].index");
+		assertThat(completions).isEmpty();
+		assertThat(tokens).hasSizeLessThan(AssistantConsumer.tokens(
+				new TourContract.MessageSent("@assistant tell me about A2", "ann", "ann")).size());
+		waitUntil(ann, (b) -> b.findElement(reply).getText().equals(String.join("", tokens).trim()));
+		assertThat(ann.findElement(By.cssSelector("#messages li.reply")).getAttribute("class")).contains("stopped");
+	}
+
+	@Test
+	void aRefusedMessageIsADeadLetterInTheConsoleAndRetryOrSkipUnblocksTheRoom() {
+		WebDriver ann = chat("flaky", "ann");
+		WebDriver console = browser("/actuator/a2/console#contract=chat&session=flaky");
+		send(ann, "this will kaboom");
+		send(ann, "and this one waits");
+
+		By deadLetter = By.cssSelector("tr[data-dead-letter='chat/flaky/delivery/1']");
+		waitUntil(console, (b) -> !b.findElements(deadLetter).isEmpty());
+		assertThat(console.findElement(deadLetter).getText()).contains("delivery refused").contains("kaboom");
+		waitUntil(console, (b) -> b.findElement(By.cssSelector("tr[data-consumer='chat/delivery'] .dead")).getText().equals("1"));
+		assertThat(ann.findElements(By.cssSelector("#messages li.delivered"))).isEmpty();
+		Chromium.screenshot(console, "console");
+
+		// allow the word on the page, then retry in the console: both messages are delivered, in order
+		WebElement refused = ann.findElement(By.id("refused"));
+		refused.clear();
+		refused.sendKeys(Keys.ENTER);
+		waitUntil(ann, (b) -> this.http.get().uri("/demo/refused-word").exchange().expectBody(String.class)
+			.returnResult().getResponseBody().contains("\"word\":\"\""));
+		console.findElement(deadLetter).findElement(By.cssSelector("button.retry")).click();
+		waitUntil(console, (b) -> b.findElements(deadLetter).isEmpty());
+		waitUntil(ann, (b) -> delivered(b).equals(List.of("this will kaboom", "and this one waits")));
+
+		// refuse it again; this time the operator skips it: the room moves on without delivering it
+		ann.findElement(By.id("refused")).sendKeys("kaboom", Keys.ENTER);
+		waitUntil(ann, (b) -> this.http.get().uri("/demo/refused-word").exchange().expectBody(String.class)
+			.returnResult().getResponseBody().contains("kaboom"));
+		long refusedIndex = send(ann, "kaboom twice");
+		send(ann, "later");
+		By second = By.cssSelector("tr[data-dead-letter='chat/flaky/delivery/" + refusedIndex + "']");
+		waitUntil(console, (b) -> !b.findElements(second).isEmpty());
+		console.findElement(second).findElement(By.cssSelector("button.skip")).click();
+		waitUntil(console, (b) -> b.findElements(second).isEmpty());
+		waitUntil(ann, (b) -> delivered(b).equals(List.of("this will kaboom", "and this one waits", "later")));
+		waitUntil(console, (b) -> b.findElements(By.cssSelector("#events tr[data-index]")).size() == 7);
+		Chromium.screenshot(console, "console-session");
+	}
+
+	@Test
+	void reloadingThePageResumesWithoutDuplicates() {
+		WebDriver ann = chat("reload", "ann");
+		send(ann, "one");
+		send(ann, "two");
+		send(ann, "three");
+		ann.navigate().refresh();
+		waitUntil(ann, (b) -> b.findElement(By.id("connection")).getText().equals("live"));
+		waitUntil(ann, (b) -> messages(b).size() == 3);
+		send(ann, "four");
+		waitUntil(ann, (b) -> messages(b).size() == 4);
+		List<String> indexes = ann.findElements(By.cssSelector("#messages li.message"))
+			.stream()
+			.map((li) -> li.getDomAttribute("data-index"))
+			.toList();
+		assertThat(new HashSet<>(indexes)).hasSize(4);
+		assertThat(messages(ann)).containsExactly("ann: one", "ann: two", "ann: three", "ann: four");
+	}
+
+	private WebDriver chat(String room, String name) {
+		WebDriver browser = browser("/?room=" + room + "&name=" + name);
+		waitUntil(browser, (b) -> b.findElement(By.id("connection")).getText().equals("live"));
+		return browser;
+	}
+
+	private WebDriver browser(String path) {
+		WebDriver browser = Chromium.start();
+		this.browsers.add(browser);
+		browser.get("http://localhost:" + this.port + path);
+		return browser;
+	}
+
+	/** Sends a message from the page and answers its index, once the page shows it. */
+	private long send(WebDriver browser, String text) {
+		int before = messages(browser).size();
+		browser.findElement(By.id("text")).sendKeys(text, Keys.ENTER);
+		waitUntil(browser, (b) -> messages(b).size() > before);
+		List<WebElement> shown = browser.findElements(By.cssSelector("#messages li.message"));
+		return Long.parseLong(shown.get(shown.size() - 1).getDomAttribute("data-index"));
+	}
+
+	private static List<String> messages(WebDriver browser) {
+		return browser.findElements(By.cssSelector("#messages li.message"))
+			.stream()
+			.map((li) -> li.findElement(By.className("author")).getText() + ": " + li.findElement(By.className("text")).getText())
+			.toList();
+	}
+
+	private static List<String> delivered(WebDriver browser) {
+		return browser.findElements(By.cssSelector("#messages li.message.delivered"))
+			.stream()
+			.map((li) -> li.findElement(By.className("text")).getText())
+			.toList();
+	}
+
+	private long pending(String consumer) {
+		String body = this.http.get().uri("/actuator/a2").exchange().expectBody(String.class).returnResult().getResponseBody();
+		List<Number> pending = JsonPath.read(body, "$.consumers[?(@.name == '" + consumer + "')].pending");
+		return pending.get(0).longValue();
+	}
+
+	private static <T> T waitUntil(WebDriver browser, Function<WebDriver, T> condition) {
+		try {
+			return new WebDriverWait(browser, PATIENCE, Duration.ofMillis(50)).until(condition::apply);
+		}
+		catch (RuntimeException ex) {
+			Chromium.screenshot(browser, "failed-" + System.currentTimeMillis());
+			throw ex;
+		}
+	}
+
+}
