@@ -18,7 +18,7 @@ import org.jspecify.annotations.Nullable;
  * <pre>{@code
  * Consumer assistant = Consumer.builder("chat", "assistant")
  *     .types("message.sent")
- *     .lane(Lane.keyed((session, event) -> session))
+ *     .lane(Lane.keyed((input) -> input.session()))
  *     .abortOn("stop.requested")
  *     .run((context) -> NewEvent.of("message.sent", reply(context.event())));
  * }</pre>
