@@ -137,22 +137,31 @@ final class ClaimLoops {
 		try {
 			while (!this.stopping) {
 				List<Claim> claims = List.of();
-				int free = Math.min(this.permits.availablePermits(), this.settings.claimBatch());
-				if (free > 0) {
-					Instant now = this.host.clock().instant();
-					int limit = free;
-					claims = Observation.createNotStarted(A2Observations.CLAIM, this.host.observations())
-						.lowCardinalityKeyValue(A2Observations.CONTRACT, key.contract())
-						.highCardinalityKeyValue(A2Observations.SESSION, key.session())
-						.observe(() -> this.work.claim(key.contract(), key.session(),
-								this.consumerNames.getOrDefault(key.contract(), List.of()), now, now.plus(this.settings.lease()),
-								limit));
+				// permits are taken before claiming: a claim that waited for one could outlive its lease
+				// unrenewed (it is not running yet) and be taken over, its attempt spent for nothing
+				int reserved = reserve(this.settings.claimBatch());
+				try {
+					if (reserved > 0) {
+						Instant now = this.host.clock().instant();
+						int limit = reserved;
+						claims = Observation.createNotStarted(A2Observations.CLAIM, this.host.observations())
+							.lowCardinalityKeyValue(A2Observations.CONTRACT, key.contract())
+							.highCardinalityKeyValue(A2Observations.SESSION, key.session())
+							.observe(() -> this.work.claim(key.contract(), key.session(),
+									this.consumerNames.getOrDefault(key.contract(), List.of()), now, now.plus(this.settings.lease()),
+									limit));
+					}
+					else {
+						this.starved.add(key);
+					}
+					for (Claim claim : claims) {
+						if (start(claim)) {
+							reserved--;
+						}
+					}
 				}
-				else {
-					this.starved.add(key);
-				}
-				for (Claim claim : claims) {
-					start(claim);
+				finally {
+					this.permits.release(reserved);
 				}
 				synchronized (state) {
 					if (claims.isEmpty() && !state.again) {
@@ -182,26 +191,36 @@ final class ClaimLoops {
 		this.loopStates.remove(key, state);
 	}
 
-	private void start(Claim claim) {
+	/** Takes up to {@code wanted} free run permits without waiting; answers how many it took. */
+	private int reserve(int wanted) {
+		int taken = 0;
+		while (taken < wanted && this.permits.tryAcquire()) {
+			taken++;
+		}
+		return taken;
+	}
+
+	/** Starts a claim on one of the permits the loop reserved; answers whether the run took it. */
+	private boolean start(Claim claim) {
 		if (claim.events().isEmpty()) {
 			// a cursor with no matching event left moves to its target
 			this.finisher.add(new Running.Done(new Running(claim, null, this.host.newSignal()),
 					Finish.completed(claim, List.of(), claim.target())));
-			return;
+			return false;
 		}
 		Consumer consumer = this.host.consumer(claim.contract(), claim.consumer());
 		if (consumer == null) {
-			return;
+			return false;
 		}
-		this.permits.acquireUninterruptibly();
 		Running run = new Running(claim, consumer, this.host.newSignal());
 		this.running.put(claim.token(), run);
 		try {
 			this.runs.execute(() -> run(run));
+			return true;
 		}
 		catch (RejectedExecutionException ex) {
 			this.running.remove(claim.token());
-			this.permits.release();
+			return false;
 		}
 	}
 
