@@ -96,6 +96,8 @@ class AppendIntegrationTests {
 					stored.forEach((event) -> indexes.add(event.index()));
 					written += size;
 				}
+				// a writer's appends land in the order it made them, however they were grouped
+				assertThat(indexes).isSorted();
 				return indexes;
 			});
 		}

@@ -41,7 +41,9 @@ import org.springframework.transaction.support.TransactionTemplate;
  * session already has. When it skipped any, the transaction is rolled back (the reserved indexes
  * would leave a gap) and the batch is appended again under the lock without the events that exist.
  * Called inside a transaction the application started, the append joins it and takes the second
- * way at once, so that nothing needs rolling back.
+ * way at once, so that nothing needs rolling back. Outside one, appends that arrive for a session
+ * while another of its appends runs are stored together in the next transaction (group commit, see
+ * {@link SessionAppendCombiner}).
  */
 public final class PostgresEventStore implements EventStore {
 
@@ -163,6 +165,8 @@ public final class PostgresEventStore implements EventStore {
 
 	private final TransactionTemplate transactions;
 
+	private final SessionAppendCombiner combiner = new SessionAppendCombiner();
+
 	public PostgresEventStore(DataSource dataSource) {
 		this(dataSource, new DataSourceTransactionManager(dataSource));
 	}
@@ -181,22 +185,26 @@ public final class PostgresEventStore implements EventStore {
 		if (events.isEmpty()) {
 			throw new IllegalArgumentException("an append needs at least one event");
 		}
-		return StoreFailures.guard(() -> {
-			if (!TransactionSynchronizationManager.isActualTransactionActive()) {
-				List<StoredEvent> appended = this.transactions.execute((status) -> {
-					List<StoredEvent> inserted = insert(contract, session, events);
-					if (inserted.size() == events.size()) {
-						return inserted;
-					}
-					status.setRollbackOnly();
-					return null;
-				});
-				if (appended != null) {
-					return appended;
-				}
+		if (TransactionSynchronizationManager.isActualTransactionActive()) {
+			return StoreFailures.guard(() -> this.transactions.execute((status) -> appendUnderLock(contract, session, events)));
+		}
+		return this.combiner.append(contract, session, events,
+				(combined) -> StoreFailures.guard(() -> appendInOwnTransaction(contract, session, combined)));
+	}
+
+	private List<StoredEvent> appendInOwnTransaction(String contract, String session, List<EventToStore> events) {
+		List<StoredEvent> appended = this.transactions.execute((status) -> {
+			List<StoredEvent> inserted = insert(contract, session, events);
+			if (inserted.size() == events.size()) {
+				return inserted;
 			}
-			return this.transactions.execute((status) -> appendUnderLock(contract, session, events));
+			status.setRollbackOnly();
+			return null;
 		});
+		if (appended != null) {
+			return appended;
+		}
+		return this.transactions.execute((status) -> appendUnderLock(contract, session, events));
 	}
 
 	/** The way that never leaves a gap: lock the session, leave out the ids it has, insert the rest. */
