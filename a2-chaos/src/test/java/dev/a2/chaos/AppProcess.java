@@ -9,9 +9,13 @@ import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
 
 /**
  * One slot of the application: a real JVM running the packaged jar on a port of its own. A kill is
@@ -19,6 +23,8 @@ import java.util.concurrent.TimeUnit;
  * same port.
  */
 final class AppProcess {
+
+	private static final JsonMapper json = JsonMapper.builder().build();
 
 	private static final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
 
@@ -104,6 +110,24 @@ final class AppProcess {
 			pause(Duration.ofMillis(200));
 		}
 		throw new IllegalStateException("process " + this.slot + " did not answer within " + timeout + "; see " + currentLog());
+	}
+
+	/** When this process's sweep last succeeded, from its health ({@code a2} contributor), or null when unknown. */
+	Instant lastSweep() {
+		try {
+			HttpResponse<String> response = http.send(HttpRequest.newBuilder(uri("/actuator/health/a2"))
+				.timeout(Duration.ofSeconds(5))
+				.build(), HttpResponse.BodyHandlers.ofString());
+			JsonNode last = json.readTree(response.body()).path("details").path("lastSweep");
+			return last.isString() && !last.asString().equals("none yet") ? Instant.parse(last.asString()) : null;
+		}
+		catch (IOException | RuntimeException ex) {
+			return null;
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			return null;
+		}
 	}
 
 	/** SIGKILL: what a crash, an OOM killer or a pulled plug does. */

@@ -106,10 +106,11 @@ final class Cluster implements AutoCloseable {
 	 * Stops the database for {@code down}, under load, and starts it again on the same data. The
 	 * processes stay up: their pools and listening connections must come back by themselves.
 	 */
-	void restartDatabase(Duration down) {
+	void restartDatabase(Duration down, Runnable stopped) {
 		// a process starting meanwhile would find no database and exit: restarts finish first
 		awaitRestarts();
 		this.database.stop();
+		stopped.run();
 		AppProcess.pause(down);
 		this.database.startAgain();
 	}

@@ -52,7 +52,7 @@ final class Writers {
 	private volatile boolean stopped;
 
 	/**
-	 * @param events how many events to push in all ({@code Long.MAX_VALUE} to push until {@link #stop})
+	 * @param events how many events to push at most ({@code Long.MAX_VALUE} to push until {@link #stop})
 	 * @param target picks a process that is up
 	 */
 	Writers(int writers, long events, double eventsPerSecond, int sessions, Supplier<AppProcess> target, Ledger ledger) {
@@ -64,7 +64,7 @@ final class Writers {
 		this.ledger = ledger;
 	}
 
-	/** Pushes until every event was acknowledged (or {@link #stop}); answers when done. */
+	/** Pushes until every event was acknowledged, or until {@link #stop} and the pushes begun are; answers when done. */
 	void run() {
 		this.startedAt = System.nanoTime();
 		List<Thread> threads = new ArrayList<>();
@@ -132,7 +132,9 @@ final class Writers {
 	private void deliver(String session, String body) {
 		this.ledger.pushed();
 		long backoff = 50;
-		for (int attempt = 1; !this.stopped || attempt == 1; attempt++) {
+		// a push begun is tried until acknowledged, even after stop: the ledger must know its fate
+		long giveUp = System.nanoTime() + Duration.ofMinutes(3).toNanos();
+		for (int attempt = 1; System.nanoTime() < giveUp; attempt++) {
 			if (attempt > 1) {
 				this.ledger.retried();
 				AppProcess.pause(Duration.ofMillis(backoff));
@@ -172,6 +174,7 @@ final class Writers {
 				this.ledger.unexpected(response.statusCode() + " " + response.body());
 			}
 		}
+		this.ledger.unexpected("a push to " + session + " was never acknowledged");
 	}
 
 }
