@@ -35,7 +35,11 @@ class ChaosIntegrationTests {
 
 	private final int kills = Integer.getInteger("chaos.kills", 5);
 
-	private final double rate = Double.parseDouble(System.getProperty("chaos.rate", "150"));
+	/** Events pushed per second: enough to keep three processes on two cores busy through every fault. */
+	private final double rate = Double.parseDouble(System.getProperty("chaos.rate", "100"));
+
+	/** The soak's load: one the consumers keep up with, so that anything growing is a leak, not a backlog. */
+	private final double soakRate = Double.parseDouble(System.getProperty("chaos.soak-rate", "50"));
 
 	private final int writers = Integer.getInteger("chaos.writers", 8);
 
@@ -67,7 +71,8 @@ class ChaosIntegrationTests {
 				if (fault == restartAt) {
 					unavailableBeforeRestart = ledger.unavailableAnswers();
 					cluster.restartDatabase(Duration.ofSeconds(3),
-							() -> System.out.println("chaos: stopped the database at " + ledger.acknowledgedEvents() + " acknowledged events"));
+							() -> System.out.println("chaos: stopped the database at " + ledger.acknowledgedEvents()
+									+ " acknowledged events"));
 					long back = System.nanoTime();
 					// every process listens again (LISTEN/NOTIFY), without being restarted
 					listening = awaitUntil(Duration.ofSeconds(60), () -> listeners(database.jdbc()) >= this.processes);
@@ -83,7 +88,8 @@ class ChaosIntegrationTests {
 				else {
 					long at = ledger.acknowledgedEvents();
 					AppProcess victim = cluster.killOne();
-					System.out.println("chaos: killed process " + victim.slot() + " at " + at + " acknowledged events");
+					System.out.println("chaos: killed process " + victim.slot() + " at " + at + " acknowledged events ("
+							+ pending(database) + " units of consumer work pending)");
 				}
 			}
 			cluster.awaitRestarts();
@@ -93,6 +99,8 @@ class ChaosIntegrationTests {
 			long pushedAt = System.nanoTime();
 
 			// let the consumers finish: polled, with a deadline; the verdict below says what is left
+			System.out.println("chaos: pushing done at " + ledger.acknowledgedEvents() + " acknowledged events ("
+					+ pending(database) + " units of consumer work pending)");
 			awaitUntil(SETTLE, () -> Verdict.pendingWork(database.jdbc()) == 0);
 			long settledAt = System.nanoTime();
 			List<Integer> healthy = healthyProcesses(cluster);
@@ -139,7 +147,7 @@ class ChaosIntegrationTests {
 				Cluster cluster = new Cluster(database, this.processes, this.jar, this.work.resolve("soak-logs"))) {
 			cluster.start();
 			Ledger ledger = new Ledger();
-			Writers writers = new Writers(this.writers, Long.MAX_VALUE, this.rate, this.sessions, cluster::anyReady, ledger);
+			Writers writers = new Writers(this.writers, Long.MAX_VALUE, this.soakRate, this.sessions, cluster::anyReady, ledger);
 			Thread writing = new Thread(writers::run, "writers");
 			writing.start();
 			Soak soak = new Soak(cluster, database.jdbc(), ledger);
@@ -168,6 +176,15 @@ class ChaosIntegrationTests {
 		System.out.printf("| %d | %d | %d | %,d | %,d | %d | %d | %d |%n", processes, kills, restarts, verdict.events,
 				verdict.effects, verdict.lost, verdict.duplicated, verdict.stuck);
 		System.out.println();
+	}
+
+	private static String pending(ChaosDatabase database) {
+		try {
+			return String.format("%,d", Verdict.pendingWork(database.jdbc()));
+		}
+		catch (RuntimeException ex) {
+			return "unknown";
+		}
 	}
 
 	/** Connections listening for other instances' changes: one per process when all are connected. */
