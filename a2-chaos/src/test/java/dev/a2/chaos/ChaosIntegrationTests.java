@@ -116,6 +116,8 @@ class ChaosIntegrationTests {
 					verdict.deadLetters, verdict.wrongDeadLetters == 0, verdict.outOfOrder,
 					(pushedAt - started) / 1_000_000_000, (settledAt - pushedAt) / 1_000_000_000,
 					(System.nanoTime() - started) / 1_000_000_000);
+			System.out.println("effects written by a later attempt (a takeover after a kill or the restart, or a retry): "
+					+ laterAttempts(database.jdbc()));
 			verdict.findings.forEach((f) -> System.out.println("finding: " + f));
 
 			assertThat(ledger.unexpectedAnswers()).as("answers other than 2xx or 503 STORE_UNAVAILABLE").isEmpty();
@@ -185,6 +187,12 @@ class ChaosIntegrationTests {
 		catch (RuntimeException ex) {
 			return "unknown";
 		}
+	}
+
+	/** Per consumer, the effects its second or later attempt wrote: the runs the faults really interrupted. */
+	private static String laterAttempts(JdbcTemplate jdbc) {
+		return jdbc.query("SELECT cause_consumer, count(*) FROM a2_event WHERE cause_attempt > 1 GROUP BY 1 ORDER BY 1",
+				(rs, n) -> rs.getString(1) + " " + rs.getLong(2)).toString();
 	}
 
 	/** Connections listening for other instances' changes: one per process when all are connected. */

@@ -191,7 +191,7 @@ final class Verdict {
 		List<String> pending = jdbc.query("""
 				SELECT consumer || ' ' || session_id || '#' || idx || ' attempt ' || attempt || ' failures ' || failures
 				       || CASE WHEN claim IS NULL THEN '' ELSE ' claimed until ' || lease_until END
-				FROM a2_work WHERE NOT dead
+				FROM a2_work WHERE NOT dead OR claim IS NOT NULL
 				UNION ALL
 				SELECT consumer || ' ' || session_id || ' cursor ' || position || '/' || target || ' attempt ' || attempt
 				       || CASE WHEN claim IS NULL THEN '' ELSE ' claimed until ' || lease_until END
