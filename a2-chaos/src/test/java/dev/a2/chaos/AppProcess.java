@@ -162,6 +162,14 @@ final class AppProcess {
 		}
 	}
 
+	/** SIGKILL without waiting: for a shutdown hook. */
+	void destroy() {
+		Process current = this.process;
+		if (current != null) {
+			current.destroyForcibly();
+		}
+	}
+
 	/** Whether this JVM is still running (one that dies without being killed is a failure of the run). */
 	boolean alive() {
 		return this.process != null && this.process.isAlive();

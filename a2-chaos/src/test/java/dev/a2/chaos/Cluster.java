@@ -33,6 +33,8 @@ final class Cluster implements AutoCloseable {
 		for (int slot = 0; slot < size; slot++) {
 			this.processes.add(new AppProcess(slot, freePort(), jar, logs));
 		}
+		// a harness that is itself killed (a CI timeout) must not leave its processes running
+		Runtime.getRuntime().addShutdownHook(new Thread(() -> this.processes.forEach(AppProcess::destroy)));
 	}
 
 	/** Starts every process; the first alone, so that only one of them migrates a fresh schema. */
