@@ -2,7 +2,11 @@ package dev.a2;
 
 import java.io.IOException;
 import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.SQLException;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 
 import javax.sql.DataSource;
 
@@ -10,6 +14,7 @@ import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.a2.store.postgres.PostgresSchema;
 import dev.a2.test.PostgresExtension;
+import dev.a2.test.TestPostgres;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import org.assertj.core.api.ThrowableAssert.ThrowingCallable;
 import org.junit.jupiter.api.Test;
@@ -76,6 +81,31 @@ class StoreUnavailableIntegrationTests {
 		}
 		finally {
 			postgres.close();
+		}
+	}
+
+	@Test
+	void exhaustedPoolAnswersStoreUnavailableInsteadOfWaitingForever() throws SQLException {
+		try (HikariDataSource pool = TestPostgres.newSchemaDataSource("exhausted_pool", 2)) {
+			pool.setConnectionTimeout(500);
+			PostgresSchema.migrate(pool);
+			Session session = A2TestSupport.server(pool).build().session("chat", "exhausted");
+			List<Connection> taken = new ArrayList<>();
+			try {
+				taken.add(pool.getConnection());
+				taken.add(pool.getConnection());
+				long started = System.nanoTime();
+				assertUnavailable(() -> session.append(message("waits")));
+				assertUnavailable(() -> session.history(0, 10));
+				// the pool's own wait (twice), not a hang
+				assertThat(Duration.ofNanos(System.nanoTime() - started)).isLessThan(Duration.ofSeconds(5));
+			}
+			finally {
+				for (Connection connection : taken) {
+					connection.close();
+				}
+			}
+			assertThat(session.append(message("lands")).get(0).index()).isEqualTo(1);
 		}
 	}
 

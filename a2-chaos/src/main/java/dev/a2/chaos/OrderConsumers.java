@@ -1,0 +1,62 @@
+package dev.a2.chaos;
+
+import dev.a2.ConsumerContext;
+import dev.a2.NewEvent;
+import dev.a2.NonRetriableException;
+import dev.a2.chaos.ChaosApplication.EffectRecorded;
+import dev.a2.chaos.ChaosApplication.OrderPlaced;
+import dev.a2.spring.A2Consumer;
+
+import org.springframework.stereotype.Component;
+
+/**
+ * One consumer of each kind, each leaving exactly one {@code effect.recorded} per order it handles:
+ * three return it (committed with the unit's completion), one appends it from the run (made
+ * idempotent by its derived id), and one fails where it is told to.
+ */
+@Component
+class OrderConsumers {
+
+	static final String EFFECT = "effect.recorded";
+
+	@A2Consumer(contract = "orders", name = "independent", types = "order.placed")
+	NewEvent independent(OrderPlaced order, ConsumerContext context) {
+		return effect("independent", order, context);
+	}
+
+	/** Orders of one customer, one after another: the harness checks their effects are in order. */
+	@A2Consumer(contract = "orders", name = "keyed", types = "order.placed", laneKey = "#payload.customer()")
+	NewEvent keyed(OrderPlaced order, ConsumerContext context) {
+		return effect("keyed", order, context);
+	}
+
+	/** A cursor per session, walking its orders in order. */
+	@A2Consumer(contract = "orders", name = "cursor", types = "order.placed", lane = "cursor")
+	NewEvent cursor(OrderPlaced order, ConsumerContext context) {
+		return effect("cursor", order, context);
+	}
+
+	/** Appends at once instead of returning: a re-run after a kill appends the same id, which stores nothing. */
+	@A2Consumer(contract = "orders", name = "appender", types = "order.placed")
+	void appender(OrderPlaced order, ConsumerContext context) {
+		context.session().append("effect", effect("appender", order, context));
+	}
+
+	/** Poison fails for good (a dead letter); flaky fails once and succeeds on its retry. */
+	@A2Consumer(contract = "orders", name = "picky", types = "order.placed")
+	NewEvent picky(OrderPlaced order, ConsumerContext context) {
+		if (order.poison()) {
+			throw new NonRetriableException("poison order " + context.event().id());
+		}
+		if (order.flaky() && context.attempt() == 1) {
+			throw new IllegalStateException("flaky order " + context.event().id() + " fails its first attempt");
+		}
+		return effect("picky", order, context);
+	}
+
+	private static NewEvent effect(String consumer, OrderPlaced order, ConsumerContext context) {
+		return NewEvent.of(EFFECT,
+				new EffectRecorded(context.event().id(), context.event().index(), consumer, order.customer()));
+	}
+
+}
