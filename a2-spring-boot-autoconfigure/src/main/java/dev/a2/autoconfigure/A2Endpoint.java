@@ -176,7 +176,8 @@ public class A2Endpoint {
 	 *
 	 * @param lane {@code independent}, {@code keyed} or {@code fixed:<name>}
 	 * @param pending units (or cursors) with work to run
-	 * @param lag events the consumer has not run yet, those behind a dead letter included
+	 * @param lag how far behind the log the consumer is: its units not done, or a cursor's distance in
+	 *     indexes to the last event of its types; what waits behind a dead letter included
 	 * @param oldestPendingAgeMillis how long the oldest pending event has waited, or {@code null}
 	 */
 	public record ConsumerView(String contract, String name, String lane, @Nullable List<String> types, long pending,

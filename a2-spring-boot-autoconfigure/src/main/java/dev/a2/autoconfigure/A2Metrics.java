@@ -44,7 +44,7 @@ public class A2Metrics implements MeterBinder {
 				.tags("contract", consumer.contract(), "consumer", consumer.name())
 				.register(registry);
 			Gauge.builder("a2.consumer.lag", this, (metrics) -> metrics.work(key).lag())
-				.description("Events the consumer has not run yet, those behind a dead letter included")
+				.description("How far behind the log the consumer is: units not done, or a cursor's distance in indexes")
 				.tags("contract", consumer.contract(), "consumer", consumer.name())
 				.register(registry);
 			Gauge.builder("a2.consumer.dead.letters", this, (metrics) -> metrics.work(key).dead())

@@ -95,7 +95,7 @@ class SampleApplicationIntegrationTests {
 
 		// bob's thread is not stopped: his reply completes; ann's reply never does
 		await().atMost(PATIENCE).until(() -> completed("stopping").contains(bobAsked));
-		await().atMost(PATIENCE).until(() -> pending("assistant") == 0);
+		await().atMost(PATIENCE).until(() -> pending(this.http, "assistant") == 0);
 		assertThat(completed("stopping")).containsExactly(bobAsked);
 		int total = AssistantConsumer.tokens(new TourContract.MessageSent("@assistant a long story please", "ann", "ann")).size();
 		assertThat(repliesTo("stopping", annAsked)).isLessThan(total);
@@ -272,8 +272,9 @@ class SampleApplicationIntegrationTests {
 			.toList();
 	}
 
-	private long pending(String consumer) {
-		String body = this.http.get().uri("/actuator/a2").exchange().expectBody(String.class).returnResult().getResponseBody();
+	/** Units of the consumer's work not done yet, as the actuator tells. */
+	static long pending(WebTestClient http, String consumer) {
+		String body = http.get().uri("/actuator/a2").exchange().expectBody(String.class).returnResult().getResponseBody();
 		List<Number> pending = JsonPath.read(body, "$.consumers[?(@.name == '" + consumer + "')].pending");
 		return pending.get(0).longValue();
 	}

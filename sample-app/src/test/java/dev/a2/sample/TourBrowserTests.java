@@ -96,7 +96,7 @@ class TourBrowserTests {
 		waitUntil(ann, (b) -> !b.findElement(By.id("stop")).isDisplayed());
 
 		// once the assistant's run has ended, the page shows every token it wrote and no completion
-		waitUntil(ann, (b) -> pending("assistant") == 0);
+		waitUntil(ann, (b) -> SampleApplicationIntegrationTests.pending(this.http, "assistant") == 0);
 		String body = this.http.get().uri("/a2/chat/sessions/assistant/events?limit=1000").exchange()
 			.expectBody(String.class).returnResult().getResponseBody();
 		List<String> tokens = JsonPath.read(body, "$.events[?(@.type == 'reply.delta')].payload.text");
@@ -200,12 +200,6 @@ class TourBrowserTests {
 			.stream()
 			.map((li) -> li.findElement(By.className("text")).getText())
 			.toList();
-	}
-
-	private long pending(String consumer) {
-		String body = this.http.get().uri("/actuator/a2").exchange().expectBody(String.class).returnResult().getResponseBody();
-		List<Number> pending = JsonPath.read(body, "$.consumers[?(@.name == '" + consumer + "')].pending");
-		return pending.get(0).longValue();
 	}
 
 	private static <T> T waitUntil(WebDriver browser, Function<WebDriver, T> condition) {

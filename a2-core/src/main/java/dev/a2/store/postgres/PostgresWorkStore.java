@@ -249,8 +249,9 @@ public final class PostgresWorkStore implements WorkStore {
 			WHERE contract = :contract AND session_id = :session AND consumer = :consumer AND failed_idx = :index AND dead""";
 
 	/**
-	 * One row per consumer, whether its work is units, cursors or both. Lag counts the events the
-	 * consumer has yet to run, those behind a dead letter included.
+	 * One row per consumer, whether its work is units, cursors or both. Lag is how far behind the log
+	 * the consumer is: its units not done, or a cursor's distance in indexes to the last event of its
+	 * types; what waits behind a dead letter included.
 	 */
 	private static final String PENDING = """
 			SELECT contract, consumer, sum(pending) AS pending, sum(dead) AS dead, sum(lag) AS lag, min(oldest) AS oldest FROM (
