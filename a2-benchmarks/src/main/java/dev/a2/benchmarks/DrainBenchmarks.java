@@ -239,7 +239,9 @@ final class DrainBenchmarks {
 	double[] latencyMillis() throws Exception {
 		Map<String, Long> appendedAt = new ConcurrentHashMap<>();
 		List<Long> latencies = Collections.synchronizedList(new ArrayList<>());
-		Consumer timed = Consumer.builder("drain", "timed-" + this.rounds.incrementAndGet()).run((context) -> {
+		// fresh sessions and ids each call: an id the session already has would not be appended again
+		String round = "timed-" + this.rounds.incrementAndGet();
+		Consumer timed = Consumer.builder("drain", round).run((context) -> {
 			Long start = appendedAt.get(context.event().id());
 			if (start != null) {
 				latencies.add(System.nanoTime() - start);
@@ -251,9 +253,9 @@ final class DrainBenchmarks {
 			long interval = TimeUnit.SECONDS.toNanos(1) / 200;
 			long next = System.nanoTime();
 			for (int i = 0; i < total; i++) {
-				String id = "t-" + i;
+				String id = round + "-" + i;
 				appendedAt.put(id, System.nanoTime());
-				server.session("drain", "latency-" + (i % 100)).append(NewEvent.of("tick", new Benchmarks.Tick(i, "x"), id));
+				server.session("drain", round + "-latency-" + (i % 100)).append(NewEvent.of("tick", new Benchmarks.Tick(i, "x"), id));
 				next += interval;
 				long wait = next - System.nanoTime();
 				if (wait > 0) {
