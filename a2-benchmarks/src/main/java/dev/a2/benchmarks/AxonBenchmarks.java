@@ -162,6 +162,8 @@ final class AxonBenchmarks implements AutoCloseable {
 			tracking.add(axonStreaming(false));
 			pooled.add(axonStreaming(true));
 		}
+		// one drain of 100,000 events takes a second or two, so a round is short and noisy: show them all
+		System.out.println("  streaming rounds (events/s): A2 " + a2 + ", tracking " + tracking + ", pooled " + pooled);
 		table.row("reading 100,000 appended events in 10 sessions: A2 fixed-lane cursor vs TrackingEventProcessor, batch "
 				+ PROCESSOR_BATCH + " (events/s)", new double[] { Benchmarks.median(a2), Benchmarks.median(tracking) });
 		table.row("reading 100,000 appended events in 10 sessions: A2 fixed-lane cursor vs PooledStreamingEventProcessor, "
