@@ -94,7 +94,20 @@ public final class Benchmarks {
 			if (wanted(args, "web")) {
 				new WebBenchmarks(postgres.getJdbcUrl("postgres", "postgres")).run(table);
 			}
-			table.print();
+			Table axon = new Table(String.format(Locale.ROOT,
+					"A2 beside Axon Framework %s (JdbcEventStorageEngine, JdbcTokenStore) on the same database, %d writers, median of %d rounds",
+					AxonBenchmarks.VERSION, WRITERS, ROUNDS), "Axon");
+			if (wanted(args, "axon")) {
+				try (AxonBenchmarks benchmarks = new AxonBenchmarks(dataSource)) {
+					benchmarks.run(axon);
+				}
+			}
+			if (!table.isEmpty()) {
+				table.print();
+			}
+			if (!axon.isEmpty()) {
+				axon.print();
+			}
 		}
 	}
 
@@ -116,7 +129,7 @@ public final class Benchmarks {
 	// --- the workloads: each runs until stop is set and answers how many events it wrote
 
 	/** A2 appends of {@code size} events each, to one session. */
-	private long a2Appends(String sessionId, int size, AtomicBoolean stop) {
+	long a2Appends(String sessionId, int size, AtomicBoolean stop) {
 		Session session = this.a2.session("bench", sessionId);
 		List<NewEvent> batch = Collections.nCopies(size, NewEvent.of("tick", new Tick(1, "a message of a typical length for a chat")));
 		long events = 0;
@@ -159,7 +172,7 @@ public final class Benchmarks {
 		insert.setString(4, PAYLOAD);
 	}
 
-	private String newSession() {
+	String newSession() {
 		return "bench-" + this.sessions.incrementAndGet();
 	}
 

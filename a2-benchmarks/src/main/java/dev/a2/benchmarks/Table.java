@@ -11,10 +11,18 @@ final class Table {
 
 	private final String title;
 
+	private final String baseline;
+
 	private final List<String[]> rows = new ArrayList<>();
 
 	Table(String title) {
+		this(title, "baseline (plain JDBC)");
+	}
+
+	/** A table whose second column is {@code baseline}, such as a peer library. */
+	Table(String title, String baseline) {
 		this.title = title;
+		this.baseline = baseline;
 	}
 
 	/** A measurement beside its baseline; {@code figures} is {A2, baseline}. */
@@ -30,8 +38,18 @@ final class Table {
 		System.out.println("  measured: " + name + " | " + figure);
 	}
 
+	/** A measurement whose figures are not plain rates, such as latencies; the ratio is said by the caller. */
+	void row(String name, String a2, String baseline, String ratio) {
+		this.rows.add(new String[] { name, a2, baseline, ratio });
+		System.out.println("  measured: " + String.join(" | ", this.rows.get(this.rows.size() - 1)));
+	}
+
+	boolean isEmpty() {
+		return this.rows.isEmpty();
+	}
+
 	void print() {
-		String[] header = { "measurement", "A2", "baseline (plain JDBC)", "ratio" };
+		String[] header = { "measurement", "A2", this.baseline, "ratio" };
 		int[] widths = new int[header.length];
 		for (int i = 0; i < header.length; i++) {
 			widths[i] = header[i].length();
