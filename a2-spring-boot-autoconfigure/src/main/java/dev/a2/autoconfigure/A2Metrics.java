@@ -15,8 +15,9 @@ import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 
 /**
- * Gauges per consumer: {@code a2.consumer.pending} (units not done), {@code a2.consumer.lag} (events
- * not run yet), {@code a2.consumer.dead.letters} and {@code a2.consumer.oldest.pending.age} (seconds the oldest pending event has waited). One query
+ * Gauges per consumer: {@code a2.consumer.pending} (units not done), {@code a2.consumer.lag} (how far
+ * behind the log), {@code a2.consumer.dead.letters} and {@code a2.consumer.oldest.pending.age}
+ * (seconds the oldest pending event has waited). One query
  * answers them all, at most every few seconds however often they are scraped.
  */
 public class A2Metrics implements MeterBinder {
