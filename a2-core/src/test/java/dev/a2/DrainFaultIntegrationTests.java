@@ -43,49 +43,6 @@ class DrainFaultIntegrationTests {
 	}
 
 	@Test
-	void workWaitingForARunPermitIsNeverClaimedMeanwhile() throws Exception {
-		// few run permits, long runs, a short lease: a claim that queued for a permit would lapse
-		// unrenewed (it is not running), be taken over by the other instance, and spend an attempt
-		// for nothing; claims are made only for the permits an instance holds
-		Consumer slow = Consumer.builder("chat", "slow")
-			.types("message.sent")
-			.run((context) -> {
-				Thread.sleep(1000);
-				return note("done " + context.event().index());
-			});
-		DrainSettings settings = DrainSettings.DEFAULTS.withLease(Duration.ofMillis(600)).withConcurrency(2);
-		A2Server busy = this.support.server(settings, slow);
-		A2Server idle = this.support.server(settings, slow);
-		int sessions = 8;
-		int perSession = 3;
-		List<Thread> writers = new ArrayList<>();
-		CountDownLatch go = new CountDownLatch(1);
-		for (int s = 0; s < sessions; s++) {
-			String session = "permits-" + s;
-			Thread writer = new Thread(() -> {
-				try {
-					go.await();
-				}
-				catch (InterruptedException ex) {
-					Thread.currentThread().interrupt();
-				}
-				busy.session("chat", session).append(message("a"), message("b"), message("c"));
-			});
-			writer.start();
-			writers.add(writer);
-		}
-		go.countDown();
-		for (Thread writer : writers) {
-			writer.join(30_000);
-		}
-		await().atMost(Duration.ofSeconds(90)).pollInterval(Duration.ofMillis(200)).untilAsserted(() -> {
-			idle.sweep();
-			assertThat(this.support.count("SELECT count(*) FROM a2_event WHERE type = 'note'")).isEqualTo(sessions * perSession);
-		});
-		assertThat(this.support.count("SELECT count(*) FROM a2_event WHERE type = 'note' AND cause_attempt <> 1")).isZero();
-	}
-
-	@Test
 	void twoInstancesDrainTenThousandEventsOnceEachInOrder() throws Exception {
 		Map<String, List<Long>> perKey = new ConcurrentHashMap<>();
 		Map<String, List<Long>> perCursor = new ConcurrentHashMap<>();
