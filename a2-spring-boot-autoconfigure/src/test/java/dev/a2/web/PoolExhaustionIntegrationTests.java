@@ -2,7 +2,6 @@ package dev.a2.web;
 
 import java.sql.Connection;
 import java.sql.SQLException;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -19,7 +18,6 @@ import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
 import org.springframework.test.web.reactive.server.WebTestClient;
 
-import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * When every pooled connection is taken (slow requests, a burst), a push answers 503
@@ -46,13 +44,12 @@ class PoolExhaustionIntegrationTests {
 	void aPushWithNoConnectionLeftAnswersStoreUnavailableAndStoresNothing() throws SQLException {
 		List<Connection> taken = takeEveryConnection();
 		try {
-			long started = System.nanoTime();
+			// WebTestClient's response timeout is the guard against a hang
 			push("m-1").expectStatus()
 				.isEqualTo(503)
 				.expectBody()
 				.jsonPath("$.error.code")
 				.isEqualTo("STORE_UNAVAILABLE");
-			assertThat(Duration.ofNanos(System.nanoTime() - started)).isLessThan(Duration.ofSeconds(10));
 		}
 		finally {
 			for (Connection connection : taken) {
