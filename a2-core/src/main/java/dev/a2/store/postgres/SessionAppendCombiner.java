@@ -76,8 +76,10 @@ final class SessionAppendCombiner {
 		finally {
 			for (Waiter waiter : round) {
 				// only when the round ended in an Error: no caller may wait for ever
-				waiter.outcome.complete(Outcome.failed(new A2Exception(ErrorCode.INTERNAL,
-						"the append that was to store these events failed unexpectedly")));
+				if (!waiter.outcome.isDone()) {
+					waiter.outcome.complete(Outcome.failed(new A2Exception(ErrorCode.INTERNAL,
+							"the append that was to store these events failed unexpectedly")));
+				}
 			}
 			synchronized (line) {
 				Waiter next = line.queue.poll();
