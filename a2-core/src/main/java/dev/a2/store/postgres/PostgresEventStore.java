@@ -92,12 +92,6 @@ public final class PostgresEventStore implements EventStore {
 
 	private static final String[] APPENDS = new String[4];
 
-	/**
-	 * A single event without a cause (a push, the common append) binds its values as they are: the
-	 * arrays' text form would escape the payload's JSON once more only for the server to unescape it.
-	 */
-	private static final String[] SINGLE_APPENDS = new String[2];
-
 	static {
 		for (int variant = 0; variant < 4; variant++) {
 			boolean causes = (variant & 1) != 0;
@@ -106,14 +100,6 @@ public final class PostgresEventStore implements EventStore {
 					causes ? CAUSE_COLUMNS.replace(", ", ", e.") : "",
 					causes ? ", :causeConsumers, :causeLanes, :causeIndexes, :causeAttempts" : "",
 					causes ? CAUSE_COLUMNS : "", work ? WORK : "");
-		}
-		for (int variant = 0; variant < 2; variant++) {
-			SINGLE_APPENDS[variant] = APPENDS[variant * 2].replace(
-					"unnest(:ids, :types, :payloads) WITH ORDINALITY AS e(id, type, payload, ord)",
-					"(SELECT CAST(:id AS text) AS id, CAST(:type AS text) AS type, CAST(:payload AS text) AS payload, 1 AS ord) AS e");
-			if (SINGLE_APPENDS[variant].equals(APPENDS[variant * 2])) {
-				throw new IllegalStateException("the single-event append statement no longer matches the batch one");
-			}
 		}
 	}
 
@@ -280,20 +266,13 @@ public final class PostgresEventStore implements EventStore {
 			working |= !event.work().isEmpty();
 			byId.put(event.id(), event);
 		}
-		StatementSpec statement;
-		if (count == 1 && !caused) {
-			statement = this.jdbc.sql(SINGLE_APPENDS[working ? 1 : 0])
-				.param("id", ids[0])
-				.param("type", types[0])
-				.param("payload", payloads[0]);
-		}
-		else {
-			statement = this.jdbc.sql(APPENDS[(caused ? 1 : 0) | (working ? 2 : 0)])
-				.param("ids", SqlArrays.of("text", ids))
-				.param("types", SqlArrays.of("text", types))
-				.param("payloads", SqlArrays.of("text", payloads));
-		}
-		statement = statement.param("contract", contract).param("session", session).param("count", count);
+		StatementSpec statement = this.jdbc.sql(APPENDS[(caused ? 1 : 0) | (working ? 2 : 0)])
+			.param("contract", contract)
+			.param("session", session)
+			.param("count", count)
+			.param("ids", SqlArrays.of("text", ids))
+			.param("types", SqlArrays.of("text", types))
+			.param("payloads", SqlArrays.of("text", payloads));
 		if (caused) {
 			statement = bindCauses(statement, events);
 		}
