@@ -21,13 +21,13 @@ import reactor.blockhound.BlockingOperationError;
 import reactor.core.Disposable;
 import reactor.core.publisher.BaseSubscriber;
 import reactor.core.publisher.Flux;
-import reactor.netty.http.HttpResources;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.core.ParameterizedTypeReference;
 import org.springframework.http.MediaType;
+import org.springframework.http.client.ReactorResourceFactory;
 import org.springframework.http.codec.ServerSentEvent;
 import org.springframework.web.reactive.function.client.WebClient;
 
@@ -185,8 +185,9 @@ class LiveStreamIntegrationTests {
 
 	@Test
 	void blockHoundIsWatchingTheEventLoops() {
-		// the proof that the tests above ran with blocking calls on the servers' event loops refused
-		EventLoop loop = HttpResources.get().onServer(true).next();
+		// the proof that the tests above ran with blocking calls on the servers' event loops refused;
+		// the loops are the ones this server was given, not whatever the global resources hold now
+		EventLoop loop = a.getBean(ReactorResourceFactory.class).getLoopResources().onServer(true).next();
 		Future<Integer> blocking = loop.submit(() -> {
 			Object lock = new Object();
 			synchronized (lock) {
