@@ -1,5 +1,7 @@
 package dev.a2;
 
+import java.sql.Connection;
+import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
@@ -20,7 +22,10 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
+import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
+import org.springframework.jdbc.datasource.DelegatingDataSource;
+import org.springframework.transaction.TransactionDefinition;
 import org.springframework.transaction.support.TransactionTemplate;
 
 import static dev.a2.TestContracts.message;
@@ -157,6 +162,64 @@ class AppendIntegrationTests {
 		assertThat(A2TestSupport.rows(this.dataSource, session.id())).isEqualTo(40);
 		assertThat(session.history(0, 1000).events()).extracting(Event::index)
 			.containsExactlyElementsOf(LongStream.rangeClosed(1, 40).boxed().toList());
+	}
+
+	@Test
+	void concurrentRetriesThroughTwoInstancesStoreTheBatchOnceWithoutAGap() throws Exception {
+		// each instance groups its own appends; between instances the same ids race in the database
+		A2Server other = A2TestSupport.server(this.dataSource).build();
+		String id = A2TestSupport.newSessionId();
+		List<Session> instances = List.of(this.a2.session("chat", id), other.session("chat", id));
+		for (int round = 0; round < 20; round++) {
+			List<NewEvent> batch = List.of(message("x", "r" + round + "-1"), message("y", "r" + round + "-2"));
+			List<Callable<List<Long>>> pushes = IntStream.range(0, 8)
+				.<Callable<List<Long>>>mapToObj((i) -> () -> instances.get(i % 2).append(batch).stream().map(Event::index).toList())
+				.toList();
+			List<List<Long>> answers = new ArrayList<>();
+			for (Future<List<Long>> answer : this.executor.invokeAll(pushes)) {
+				answers.add(answer.get());
+			}
+			assertThat(answers).allSatisfy((indexes) -> assertThat(indexes).isEqualTo(answers.get(0)));
+		}
+		assertThat(A2TestSupport.rows(this.dataSource, id)).isEqualTo(40);
+		assertThat(instances.get(0).history(0, 1000).events()).extracting(Event::index)
+			.containsExactlyElementsOf(LongStream.rangeClosed(1, 40).boxed().toList());
+	}
+
+	@Test
+	void aPoolWithoutAutoCommitStillCommitsEveryAppend() {
+		DataSource manual = new DelegatingDataSource(this.dataSource) {
+
+			@Override
+			public Connection getConnection() throws SQLException {
+				Connection connection = super.getConnection();
+				connection.setAutoCommit(false);
+				return connection;
+			}
+
+		};
+		Session session = A2TestSupport.server(manual).build().session("chat", A2TestSupport.newSessionId());
+		session.append(message("a", "id-a"));
+		List<Event> mixed = session.append(message("b", "id-b"), message("a", "id-a"));
+		session.append(message("c"));
+
+		// read through the ordinary pool: nothing is left uncommitted on the connections given back
+		assertThat(mixed).extracting(Event::index).containsExactly(2L, 1L);
+		assertThat(this.a2.session("chat", session.id()).history(0, 10).events()).extracting(Event::index)
+			.containsExactly(1L, 2L, 3L);
+	}
+
+	@Test
+	void appendInsideAScopeThatHoldsAConnectionWithoutATransactionIsStored() {
+		Session session = this.a2.session("chat", A2TestSupport.newSessionId());
+		TransactionTemplate supports = new TransactionTemplate(new DataSourceTransactionManager(this.dataSource));
+		supports.setPropagationBehavior(TransactionDefinition.PROPAGATION_SUPPORTS);
+		supports.executeWithoutResult((status) -> {
+			// a query in the scope binds its connection for the rest of the scope
+			new JdbcTemplate(this.dataSource).queryForObject("SELECT 1", Integer.class);
+			session.append(message("inside"));
+		});
+		assertThat(A2TestSupport.rows(this.dataSource, session.id())).isEqualTo(1);
 	}
 
 	@Test

@@ -1,5 +1,6 @@
 package dev.a2.store.postgres;
 
+import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.OffsetDateTime;
@@ -10,6 +11,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeSet;
 import java.util.UUID;
+import java.util.function.Supplier;
 
 import javax.sql.DataSource;
 
@@ -25,10 +27,14 @@ import dev.a2.store.StoredPage;
 import dev.a2.store.WorkUnit;
 import org.jspecify.annotations.Nullable;
 
+import org.springframework.dao.DataAccessResourceFailureException;
+import org.springframework.dao.DuplicateKeyException;
 import org.springframework.jdbc.core.RowMapper;
 import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.jdbc.core.simple.JdbcClient.StatementSpec;
+import org.springframework.jdbc.datasource.ConnectionHolder;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
+import org.springframework.jdbc.datasource.DataSourceUtils;
 import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.transaction.support.TransactionSynchronizationManager;
 import org.springframework.transaction.support.TransactionTemplate;
@@ -36,14 +42,15 @@ import org.springframework.transaction.support.TransactionTemplate;
 /**
  * The {@link EventStore} on PostgreSQL: tables {@code a2_session} and {@code a2_event}.
  * <p>
- * An append is one statement and a commit: the statement locks (or creates) the session row while
- * reserving as many indexes as the batch has events, and inserts the events, skipping ids the
- * session already has. When it skipped any, the transaction is rolled back (the reserved indexes
- * would leave a gap) and the batch is appended again under the lock without the events that exist.
- * Called inside a transaction the application started, the append joins it and takes the second
- * way at once, so that nothing needs rolling back. Outside one, appends that arrive for a session
- * while another of its appends runs are stored together in the next transaction (group commit, see
- * {@link SessionAppendCombiner}).
+ * An append is one statement, run in auto-commit mode so that it commits as it answers (one round
+ * trip, no separate {@code COMMIT}): the statement locks (or creates) the session row while
+ * reserving as many indexes as the batch has events, and inserts the events. An id the session
+ * already has makes the statement fail whole (a unique violation, so no index is left unused), and
+ * the batch is appended again in a transaction under the lock, without the events that exist; a
+ * retried push thus costs an error in PostgreSQL's log and a second try. Called inside a
+ * transaction the application started, the append joins it and takes that second way at once.
+ * Outside one, appends that arrive for a session while another of its appends runs are stored
+ * together in the next statement (group commit, see {@link SessionAppendCombiner}).
  */
 public final class PostgresEventStore implements EventStore {
 
@@ -52,10 +59,10 @@ public final class PostgresEventStore implements EventStore {
 			cause_consumer, cause_lane, cause_index, cause_attempt""";
 
 	/**
-	 * Reserves the batch's indexes under the session's row lock and inserts what is new, with the
-	 * consumer work the new events create. The events travel as arrays, so one prepared statement
-	 * serves every batch size. The cause arrays and the work are left out of the statement when a batch
-	 * has none: pushes are the common case, and each part costs.
+	 * Reserves the batch's indexes under the session's row lock and inserts the events, with the
+	 * consumer work they create. The events travel as arrays, so one prepared statement serves every
+	 * batch size. The cause arrays and the work are left out of the statement when a batch has none:
+	 * pushes are the common case, and each part costs. An id the session has fails the statement.
 	 */
 	private static final String APPEND_TEMPLATE = """
 			WITH head AS (
@@ -67,7 +74,6 @@ public final class PostgresEventStore implements EventStore {
 			    INSERT INTO a2_event (contract, session_id, idx, id, type, payload, created_at, clear_index%1$s)
 			    SELECT :contract, :session, head.base + e.ord, e.id, e.type, e.payload::jsonb, now(), head.clear_index%2$s
 			    FROM head, unnest(:ids, :types, :payloads%3$s) WITH ORDINALITY AS e(id, type, payload%4$s, ord)
-			    ON CONFLICT (contract, session_id, id) DO NOTHING
 			    RETURNING idx, id, created_at, clear_index
 			)%5$s
 			SELECT idx, id, created_at, clear_index FROM ins""";
@@ -90,16 +96,19 @@ public final class PostgresEventStore implements EventStore {
 			        SET target = greatest(c.target, excluded.target), types = excluded.types
 			)""";
 
+	private static final int CAUSES = 1;
+
+	private static final int WORKS = 2;
+
 	private static final String[] APPENDS = new String[4];
 
 	static {
-		for (int variant = 0; variant < 4; variant++) {
-			boolean causes = (variant & 1) != 0;
-			boolean work = (variant & 2) != 0;
+		for (int variant = 0; variant < APPENDS.length; variant++) {
+			boolean causes = (variant & CAUSES) != 0;
 			APPENDS[variant] = APPEND_TEMPLATE.formatted(causes ? CAUSE_COLUMNS : "",
 					causes ? CAUSE_COLUMNS.replace(", ", ", e.") : "",
 					causes ? ", :causeConsumers, :causeLanes, :causeIndexes, :causeAttempts" : "",
-					causes ? CAUSE_COLUMNS : "", work ? WORK : "");
+					causes ? CAUSE_COLUMNS : "", ((variant & WORKS) != 0) ? WORK : "");
 		}
 	}
 
@@ -161,6 +170,8 @@ public final class PostgresEventStore implements EventStore {
 
 	private static final RowMapper<StoredEvent> EVENT_MAPPER = (rs, row) -> event(rs);
 
+	private final DataSource dataSource;
+
 	private final JdbcClient jdbc;
 
 	private final TransactionTemplate transactions;
@@ -176,6 +187,7 @@ public final class PostgresEventStore implements EventStore {
 	 * an append made inside the application's transaction joins it
 	 */
 	public PostgresEventStore(DataSource dataSource, PlatformTransactionManager transactionManager) {
+		this.dataSource = dataSource;
 		this.jdbc = JdbcClient.create(dataSource);
 		this.transactions = new TransactionTemplate(transactionManager);
 	}
@@ -189,22 +201,54 @@ public final class PostgresEventStore implements EventStore {
 			return StoreFailures.guard(() -> this.transactions.execute((status) -> appendUnderLock(contract, session, events)));
 		}
 		return this.combiner.append(contract, session, events,
-				(combined) -> StoreFailures.guard(() -> appendInOwnTransaction(contract, session, combined)));
+				(combined) -> StoreFailures.guard(() -> appendAlone(contract, session, combined)));
 	}
 
-	private List<StoredEvent> appendInOwnTransaction(String contract, String session, List<EventToStore> events) {
-		List<StoredEvent> appended = this.transactions.execute((status) -> {
-			List<StoredEvent> inserted = insert(contract, session, events);
-			if (inserted.size() == events.size()) {
-				return inserted;
-			}
-			status.setRollbackOnly();
-			return null;
-		});
-		if (appended != null) {
-			return appended;
+	private List<StoredEvent> appendAlone(String contract, String session, List<EventToStore> events) {
+		if (TransactionSynchronizationManager.hasResource(this.dataSource)) {
+			// a connection is bound without a transaction (a SUPPORTS scope): leave it be
+			return this.transactions.execute((status) -> appendUnderLock(contract, session, events));
 		}
-		return this.transactions.execute((status) -> appendUnderLock(contract, session, events));
+		try {
+			return autoCommitted(() -> insert(contract, session, events));
+		}
+		catch (DuplicateKeyException ex) {
+			// the session has one of these ids: the failed statement changed nothing
+			return this.transactions.execute((status) -> appendUnderLock(contract, session, events));
+		}
+	}
+
+	/**
+	 * Runs {@code work} on one pooled connection in auto-commit mode, where a statement commits as it
+	 * answers. A pool that hands out connections without auto-commit gets an explicit commit instead.
+	 */
+	private <T> T autoCommitted(Supplier<T> work) {
+		Connection connection = DataSourceUtils.getConnection(this.dataSource);
+		// this store's statements run on the connection bound here, as they would in a transaction
+		TransactionSynchronizationManager.bindResource(this.dataSource, new ConnectionHolder(connection));
+		try {
+			boolean manual = !connection.getAutoCommit();
+			try {
+				T result = work.get();
+				if (manual) {
+					connection.commit();
+				}
+				return result;
+			}
+			catch (RuntimeException | Error ex) {
+				if (manual) {
+					connection.rollback();
+				}
+				throw ex;
+			}
+		}
+		catch (SQLException ex) {
+			throw new DataAccessResourceFailureException("Could not commit the append: " + ex.getMessage(), ex);
+		}
+		finally {
+			TransactionSynchronizationManager.unbindResource(this.dataSource);
+			DataSourceUtils.releaseConnection(connection, this.dataSource);
+		}
 	}
 
 	/** The way that never leaves a gap: lock the session, leave out the ids it has, insert the rest. */
@@ -222,11 +266,7 @@ public final class PostgresEventStore implements EventStore {
 		}
 		List<EventToStore> fresh = events.stream().filter((event) -> !byId.containsKey(event.id())).toList();
 		if (!fresh.isEmpty()) {
-			List<StoredEvent> inserted = insert(contract, session, fresh);
-			if (inserted.size() != fresh.size()) {
-				throw new IllegalStateException("events of session '" + session + "' were appended without its lock");
-			}
-			inserted.forEach((event) -> byId.put(event.id(), event));
+			insert(contract, session, fresh).forEach((event) -> byId.put(event.id(), event));
 		}
 		return events.stream().map((event) -> byId.get(event.id())).toList();
 	}
@@ -248,7 +288,7 @@ public final class PostgresEventStore implements EventStore {
 			.single();
 	}
 
-	/** Runs the append statement; answers the rows it inserted, in index order (fewer when ids existed). */
+	/** Runs the append statement; answers the stored events in index order. */
 	private List<StoredEvent> insert(String contract, String session, List<EventToStore> events) {
 		int count = events.size();
 		String[] ids = new String[count];
@@ -266,7 +306,7 @@ public final class PostgresEventStore implements EventStore {
 			working |= !event.work().isEmpty();
 			byId.put(event.id(), event);
 		}
-		StatementSpec statement = this.jdbc.sql(APPENDS[(caused ? 1 : 0) | (working ? 2 : 0)])
+		StatementSpec statement = this.jdbc.sql(APPENDS[(caused ? CAUSES : 0) | (working ? WORKS : 0)])
 			.param("contract", contract)
 			.param("session", session)
 			.param("count", count)

@@ -53,8 +53,10 @@ class SessionAppendCombinerTests {
 		List<Future<List<StoredEvent>>> queued = new ArrayList<>();
 		for (String id : List.of("b", "c", "d")) {
 			queued.add(call("s", List.of(id + "1", id + "2"), this::store));
+			// one at a time, so that they queue in this order whatever the threads' scheduling
+			int waiting = queued.size();
+			await().until(() -> this.combiner.waiting("c", "s") == waiting);
 		}
-		await().until(() -> this.combiner.waiting("c", "s") == 3);
 		Future<List<StoredEvent>> otherSession = call("t", List.of("z"), this::storeAtOnce);
 		assertThat(otherSession.get(10, TimeUnit.SECONDS)).extracting(StoredEvent::id).containsExactly("z");
 		this.release.countDown();
