@@ -21,6 +21,8 @@ import org.postgresql.PGConnection;
 import org.postgresql.PGNotification;
 
 import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.jdbc.datasource.DataSourceTransactionManager;
+import org.springframework.transaction.support.TransactionTemplate;
 
 /**
  * {@link SessionChanges} between instances through PostgreSQL {@code LISTEN/NOTIFY}.
@@ -53,6 +55,8 @@ public final class PostgresSessionChanges extends SessionChangeListeners impleme
 
 	private final JdbcTemplate jdbc;
 
+	private final TransactionTemplate transactions;
+
 	private final String origin = UUID.randomUUID().toString().substring(0, 12);
 
 	private final LinkedHashSet<String> pending = new LinkedHashSet<>();
@@ -70,6 +74,7 @@ public final class PostgresSessionChanges extends SessionChangeListeners impleme
 	public PostgresSessionChanges(DataSource dataSource) {
 		this.dataSource = dataSource;
 		this.jdbc = new JdbcTemplate(dataSource);
+		this.transactions = new TransactionTemplate(new DataSourceTransactionManager(dataSource));
 		this.listener = new Thread(this::listenLoop, "a2-listen");
 		this.listener.setDaemon(true);
 		this.notifier = new Thread(this::notifyLoop, "a2-notify");
@@ -114,8 +119,12 @@ public final class PostgresSessionChanges extends SessionChangeListeners impleme
 				continue;
 			}
 			try {
-				this.jdbc.query(NOTIFY, (rs) -> {
-				}, (Object) notices.toArray(String[]::new));
+				this.transactions.executeWithoutResult((status) -> {
+					// a notice is a hint, sent when the transaction commits: it need not wait for the disk
+					this.jdbc.execute("SET LOCAL synchronous_commit = off");
+					this.jdbc.query(NOTIFY, (rs) -> {
+					}, (Object) notices.toArray(String[]::new));
+				});
 			}
 			catch (RuntimeException ex) {
 				// the other instances find these changes by their poll

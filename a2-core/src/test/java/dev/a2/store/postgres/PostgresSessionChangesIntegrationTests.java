@@ -53,6 +53,27 @@ class PostgresSessionChangesIntegrationTests {
 	}
 
 	@Test
+	void anInstanceWhosePoolDoesNotAutoCommitStillSendsItsNotices() {
+		try (HikariDataSource manual = new HikariDataSource()) {
+			manual.setJdbcUrl(this.dataSource.getJdbcUrl());
+			manual.setUsername(this.dataSource.getUsername());
+			manual.setPassword(this.dataSource.getPassword());
+			manual.setAutoCommit(false);
+			PostgresSessionChanges sender = new PostgresSessionChanges(manual);
+			try {
+				listen();
+				await().atMost(Duration.ofSeconds(10)).until(() -> sender.connected() && this.there.connected());
+				sender.publish(SessionChange.Kind.EVENTS, "chat", "from-manual");
+				await().atMost(Duration.ofSeconds(10))
+					.until(() -> this.heard.contains(new SessionChange(SessionChange.Kind.EVENTS, "chat", "from-manual", false)));
+			}
+			finally {
+				sender.close();
+			}
+		}
+	}
+
+	@Test
 	void theListenerComesBackAfterItsConnectionIsKilledAndSaysChangesMayHaveBeenMissed() {
 		listen();
 		awaitConnected();
