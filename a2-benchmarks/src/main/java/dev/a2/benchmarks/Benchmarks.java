@@ -124,6 +124,9 @@ public final class Benchmarks {
 				compare((stop, w) -> a2Appends(newSession(), BATCH, stop), (stop, w) -> baselineInserts(BATCH, stop)));
 		table.row("append, 1 event per transaction, all writers on one session (events/s)",
 				compare((stop, w) -> a2Appends(shared, 1, stop), (stop, w) -> baselineInserts(1, stop)));
+		// the most one-row durable commits this database takes: one INSERT that commits as it answers
+		table.row("append, 1 event per transaction, beside plain JDBC in auto-commit (events/s)",
+				compare((stop, w) -> a2Appends(newSession(), 1, stop), (stop, w) -> autoCommittedInserts(stop)));
 	}
 
 	// --- the workloads: each runs until stop is set and answers how many events it wrote
@@ -160,6 +163,21 @@ public final class Benchmarks {
 					insert.executeBatch();
 				}
 				connection.commit();
+			}
+		}
+		return events;
+	}
+
+	/** Single-row INSERTs in auto-commit mode: no COMMIT of their own to send. */
+	private long autoCommittedInserts(AtomicBoolean stop) throws SQLException {
+		String session = newSession();
+		long events = 0;
+		try (Connection connection = this.dataSource.getConnection();
+				PreparedStatement insert = connection.prepareStatement(BASELINE_INSERT)) {
+			connection.setAutoCommit(true);
+			while (!stop.get()) {
+				bind(insert, session, ++events);
+				insert.executeUpdate();
 			}
 		}
 		return events;

@@ -237,17 +237,27 @@ public final class PostgresEventStore implements EventStore {
 			}
 			catch (RuntimeException | Error ex) {
 				if (manual) {
-					connection.rollback();
+					rollback(connection, ex);
 				}
 				throw ex;
 			}
 		}
 		catch (SQLException ex) {
-			throw new DataAccessResourceFailureException("Could not commit the append: " + ex.getMessage(), ex);
+			throw new DataAccessResourceFailureException("The append's connection failed: " + ex.getMessage(), ex);
 		}
 		finally {
 			TransactionSynchronizationManager.unbindResource(this.dataSource);
 			DataSourceUtils.releaseConnection(connection, this.dataSource);
+		}
+	}
+
+	private static void rollback(Connection connection, Throwable failure) {
+		try {
+			connection.rollback();
+		}
+		catch (SQLException ex) {
+			// the failure that made the rollback necessary is the one to report
+			failure.addSuppressed(ex);
 		}
 	}
 
