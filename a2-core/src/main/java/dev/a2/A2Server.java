@@ -501,7 +501,7 @@ public final class A2Server implements AutoCloseable {
 					events = new PostgresEventStore(dataSource, transactionManager);
 				}
 				if (snapshots == null) {
-					snapshots = new PostgresSnapshotStore(dataSource);
+					snapshots = new PostgresSnapshotStore(dataSource, transactionManager);
 				}
 				if (work == null) {
 					work = new PostgresWorkStore(dataSource, transactionManager, events, this.drain.maxFailures(),

@@ -112,7 +112,10 @@ public final class PostgresPresenceStore implements PresenceStore {
 
 	@Override
 	public int deleteExpired(Instant before) {
-		return StoreFailures.guard(() -> this.jdbc.sql(DELETE_EXPIRED).param("before", Timestamp.from(before)).update());
+		// in a transaction, as every write: a pool without auto-commit rolls back a bare connection's delete
+		return StoreFailures.guard(() -> this.transactions.execute((status) -> this.jdbc.sql(DELETE_EXPIRED)
+			.param("before", Timestamp.from(before))
+			.update()));
 	}
 
 	private static PresenceRow row(ResultSet rs) throws SQLException {

@@ -9,9 +9,14 @@ import dev.a2.store.SnapshotStore;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.jdbc.core.simple.JdbcClient;
+import org.springframework.jdbc.datasource.DataSourceTransactionManager;
+import org.springframework.transaction.PlatformTransactionManager;
+import org.springframework.transaction.support.TransactionTemplate;
 
 /**
- * The {@link SnapshotStore} on PostgreSQL: table {@code a2_state_snapshot}.
+ * The {@link SnapshotStore} on PostgreSQL: table {@code a2_state_snapshot}. Writes run in a
+ * transaction: a pool that hands out connections without auto-commit rolls back what a bare
+ * connection wrote when it goes back to the pool.
  */
 public final class PostgresSnapshotStore implements SnapshotStore {
 
@@ -34,8 +39,16 @@ public final class PostgresSnapshotStore implements SnapshotStore {
 
 	private final JdbcClient jdbc;
 
+	private final TransactionTemplate transactions;
+
 	public PostgresSnapshotStore(DataSource dataSource) {
+		this(dataSource, new DataSourceTransactionManager(dataSource));
+	}
+
+	/** @param transactionManager the application's, over {@code dataSource}, so that a write joins its transactions */
+	public PostgresSnapshotStore(DataSource dataSource, PlatformTransactionManager transactionManager) {
 		this.jdbc = JdbcClient.create(dataSource);
+		this.transactions = new TransactionTemplate(transactionManager);
 	}
 
 	@Override
@@ -56,22 +69,22 @@ public final class PostgresSnapshotStore implements SnapshotStore {
 		if (snapshots.isEmpty()) {
 			return;
 		}
-		StoreFailures.guard(() -> this.jdbc.sql(SAVE)
+		StoreFailures.guard(() -> this.transactions.execute((status) -> this.jdbc.sql(SAVE)
 			.param("contract", contract)
 			.param("session", session)
 			.param("reducer", reducer)
 			.param("indexes", SqlArrays.of("int8", snapshots.stream().map(Snapshot::index).toArray(Long[]::new)))
 			.param("states", SqlArrays.of("text", snapshots.stream().map(Snapshot::state).toArray(String[]::new)))
-			.update());
+			.update()));
 	}
 
 	@Override
 	public void deleteThrough(String contract, String session, long index) {
-		StoreFailures.guard(() -> this.jdbc.sql(DELETE_THROUGH)
+		StoreFailures.guard(() -> this.transactions.execute((status) -> this.jdbc.sql(DELETE_THROUGH)
 			.param("contract", contract)
 			.param("session", session)
 			.param("index", index)
-			.update());
+			.update()));
 	}
 
 }

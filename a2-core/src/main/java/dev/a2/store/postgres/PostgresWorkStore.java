@@ -43,6 +43,11 @@ import org.springframework.transaction.support.TransactionTemplate;
  * Claims take the runnable units of a session in one statement ({@code FOR UPDATE SKIP LOCKED}, so
  * instances never wait for each other), each with a fresh claim token; finishing is fenced on that
  * token, so an attempt that lost its claim can neither complete nor fail its unit.
+ * <p>
+ * Every write runs in a transaction of the given transaction manager (joining the application's when
+ * one is active), never on a bare pooled connection: a pool that hands out connections without
+ * auto-commit ({@code spring.datasource.hikari.auto-commit=false}) rolls back what such a
+ * connection wrote when it goes back to the pool.
  */
 public final class PostgresWorkStore implements WorkStore {
 
@@ -437,7 +442,7 @@ public final class PostgresWorkStore implements WorkStore {
 		if (claims.isEmpty()) {
 			return Set.of();
 		}
-		return StoreFailures.guard(() -> new HashSet<>(this.jdbc.sql(RENEW)
+		return StoreFailures.guard(() -> new HashSet<>(this.transactions.execute((status) -> this.jdbc.sql(RENEW)
 			.param("leaseUntil", time(leaseUntil))
 			.param("contracts", SqlArrays.of("text", claims.stream().map(Claim::contract).toArray()))
 			.param("sessions", SqlArrays.of("text", claims.stream().map(Claim::session).toArray()))
@@ -445,7 +450,7 @@ public final class PostgresWorkStore implements WorkStore {
 			.param("indexes", SqlArrays.of("int8", claims.stream().map(Claim::index).toArray()))
 			.param("claims", SqlArrays.of("uuid", claims.stream().map(Claim::token).toArray()))
 			.query((rs, row) -> rs.getObject("claim", UUID.class))
-			.list()));
+			.list())));
 	}
 
 	@Override
@@ -453,22 +458,22 @@ public final class PostgresWorkStore implements WorkStore {
 		if (claims.isEmpty()) {
 			return;
 		}
-		StoreFailures.guard(() -> this.jdbc.sql(RELEASE)
+		StoreFailures.guard(() -> this.transactions.execute((status) -> this.jdbc.sql(RELEASE)
 			.param("claims", SqlArrays.of("uuid", claims.stream().map(Claim::token).toArray()))
 			.param("contracts", SqlArrays.of("text", claims.stream().map(Claim::contract).distinct().toArray()))
 			.param("sessions", SqlArrays.of("text", claims.stream().map(Claim::session).distinct().toArray()))
-			.update());
+			.update()));
 	}
 
 	@Override
 	public int expireExhausted(Instant now, int maxAttempts, String error) {
-		return StoreFailures.guard(() -> this.jdbc.sql(EXPIRE_EXHAUSTED)
+		return StoreFailures.guard(() -> this.transactions.execute((status) -> this.jdbc.sql(EXPIRE_EXHAUSTED)
 			.param("now", time(now))
 			.param("maxAttempts", maxAttempts)
 			.param("error", error)
 			.query(Long.class)
 			.single()
-			.intValue());
+			.intValue()));
 	}
 
 	@Override
@@ -485,12 +490,12 @@ public final class PostgresWorkStore implements WorkStore {
 
 	@Override
 	public int backfill(String contract, String consumer, @Nullable Set<String> types, int limit) {
-		return StoreFailures.guard(() -> this.jdbc.sql(BACKFILL)
+		return StoreFailures.guard(() -> this.transactions.execute((status) -> this.jdbc.sql(BACKFILL)
 			.param("contract", contract)
 			.param("consumer", consumer)
 			.param("types", (types != null) ? SqlArrays.literal(new TreeSet<>(types)) : null, java.sql.Types.VARCHAR)
 			.param("limit", limit)
-			.update());
+			.update()));
 	}
 
 	@Override
@@ -534,7 +539,7 @@ public final class PostgresWorkStore implements WorkStore {
 
 	@Override
 	public boolean redrive(String contract, String session, String consumer, long index, boolean retry) {
-		return StoreFailures.guard(() -> {
+		return StoreFailures.guard(() -> this.transactions.execute((status) -> {
 			int units = this.jdbc.sql(retry ? RETRY_UNIT : SKIP_UNIT)
 				.param("contract", contract)
 				.param("session", session)
@@ -551,7 +556,7 @@ public final class PostgresWorkStore implements WorkStore {
 				.param("index", index)
 				.param("retry", retry)
 				.update() > 0;
-		});
+		}));
 	}
 
 	@Override
@@ -564,7 +569,7 @@ public final class PostgresWorkStore implements WorkStore {
 
 	@Override
 	public void schedule(ScheduledTask task) {
-		StoreFailures.guard(() -> this.jdbc.sql(SCHEDULE)
+		StoreFailures.guard(() -> this.transactions.execute((status) -> this.jdbc.sql(SCHEDULE)
 			.param("contract", task.contract())
 			.param("session", task.session())
 			.param("id", task.id())
@@ -572,7 +577,7 @@ public final class PostgresWorkStore implements WorkStore {
 			.param("clearIndex", task.clearIndex())
 			.param("events", task.events(), java.sql.Types.VARCHAR)
 			.param("ifLastIndex", task.ifLastIndex(), java.sql.Types.BIGINT)
-			.update());
+			.update()));
 	}
 
 	@Override
