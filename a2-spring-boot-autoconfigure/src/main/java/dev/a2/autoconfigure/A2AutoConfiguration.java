@@ -88,8 +88,10 @@ public final class A2AutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	SnapshotStore a2SnapshotStore(ObjectProvider<DataSource> dataSource) {
-		return new PostgresSnapshotStore(requireDataSource(dataSource));
+	SnapshotStore a2SnapshotStore(ObjectProvider<DataSource> dataSource,
+			ObjectProvider<PlatformTransactionManager> transactionManager) {
+		DataSource source = requireDataSource(dataSource);
+		return new PostgresSnapshotStore(source, transactionManager.getIfUnique(() -> new DataSourceTransactionManager(source)));
 	}
 
 	@Bean
