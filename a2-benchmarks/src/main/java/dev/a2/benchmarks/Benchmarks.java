@@ -58,7 +58,8 @@ public final class Benchmarks {
 
 	private final A2Server a2;
 
-	private final AtomicInteger sessions = new AtomicInteger();
+	/** Shared by every instance on the database: the baseline writes rows under these names too. */
+	private static final AtomicInteger sessions = new AtomicInteger();
 
 	Benchmarks(DataSource dataSource) {
 		this.dataSource = dataSource;
@@ -191,7 +192,7 @@ public final class Benchmarks {
 	}
 
 	String newSession() {
-		return "bench-" + this.sessions.incrementAndGet();
+		return "bench-" + sessions.incrementAndGet();
 	}
 
 	// --- measuring
