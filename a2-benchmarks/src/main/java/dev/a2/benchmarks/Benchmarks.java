@@ -120,14 +120,14 @@ public final class Benchmarks {
 	void run(Table table) throws Exception {
 		String shared = newSession();
 		table.row("append, 1 event per transaction (events/s)",
-				compare((stop, w) -> a2Appends(newSession(), 1, stop), (stop, w) -> baselineInserts(1, stop)));
+				compare((stop, w) -> a2Appends(newSession(), 1, stop), (stop, w) -> baselineInserts(1, false, stop)));
 		table.row("append, batches of " + BATCH + " (events/s)",
-				compare((stop, w) -> a2Appends(newSession(), BATCH, stop), (stop, w) -> baselineInserts(BATCH, stop)));
+				compare((stop, w) -> a2Appends(newSession(), BATCH, stop), (stop, w) -> baselineInserts(BATCH, false, stop)));
 		table.row("append, 1 event per transaction, all writers on one session (events/s)",
-				compare((stop, w) -> a2Appends(shared, 1, stop), (stop, w) -> baselineInserts(1, stop)));
+				compare((stop, w) -> a2Appends(shared, 1, stop), (stop, w) -> baselineInserts(1, false, stop)));
 		// the most one-row durable commits this database takes: one INSERT that commits as it answers
 		table.row("append, 1 event per transaction, beside plain JDBC in auto-commit (events/s)",
-				compare((stop, w) -> a2Appends(newSession(), 1, stop), (stop, w) -> autoCommittedInserts(stop)));
+				compare((stop, w) -> a2Appends(newSession(), 1, stop), (stop, w) -> baselineInserts(1, true, stop)));
 	}
 
 	// --- the workloads: each runs until stop is set and answers how many events it wrote
@@ -144,13 +144,16 @@ public final class Benchmarks {
 		return events;
 	}
 
-	/** The same rows inserted with plain JDBC, {@code size} per transaction (a JDBC batch when more than one). */
-	private long baselineInserts(int size, AtomicBoolean stop) throws SQLException {
+	/**
+	 * The same rows inserted with plain JDBC, {@code size} per transaction (a JDBC batch when more than
+	 * one); in auto-commit mode each statement commits as it answers, with no {@code COMMIT} to send.
+	 */
+	private long baselineInserts(int size, boolean autoCommit, AtomicBoolean stop) throws SQLException {
 		String session = newSession();
 		long events = 0;
 		try (Connection connection = this.dataSource.getConnection();
 				PreparedStatement insert = connection.prepareStatement(BASELINE_INSERT)) {
-			connection.setAutoCommit(false);
+			connection.setAutoCommit(autoCommit);
 			while (!stop.get()) {
 				if (size == 1) {
 					bind(insert, session, ++events);
@@ -163,22 +166,9 @@ public final class Benchmarks {
 					}
 					insert.executeBatch();
 				}
-				connection.commit();
-			}
-		}
-		return events;
-	}
-
-	/** Single-row INSERTs in auto-commit mode: no COMMIT of their own to send. */
-	private long autoCommittedInserts(AtomicBoolean stop) throws SQLException {
-		String session = newSession();
-		long events = 0;
-		try (Connection connection = this.dataSource.getConnection();
-				PreparedStatement insert = connection.prepareStatement(BASELINE_INSERT)) {
-			connection.setAutoCommit(true);
-			while (!stop.get()) {
-				bind(insert, session, ++events);
-				insert.executeUpdate();
+				if (!autoCommit) {
+					connection.commit();
+				}
 			}
 		}
 		return events;
