@@ -199,7 +199,8 @@ class A2ConsumerAutoConfigurationIntegrationTests {
 			Session session = server.session("chat", "batched");
 			session.append(NewEvent.of("said", new Said("a")), NewEvent.of("said", new Said("b")),
 					NewEvent.of("said", new Said("c")));
-			assertThat(session.consume("projector")).isEqualTo(3);
+			// at least through the three appended; a drain that ran first may have passed the returned event too
+			assertThat(session.consume("projector")).isGreaterThanOrEqualTo(3);
 			assertThat(context.getBean(BatchProjection.class).batches).containsExactly(List.of("a", "b", "c"));
 			assertThat(session.history(0, 10).events()).extracting(Event::type).containsExactly("said", "said", "said", "echoed");
 		});
