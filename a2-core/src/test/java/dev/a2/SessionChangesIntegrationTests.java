@@ -26,7 +26,8 @@ import static org.awaitility.Awaitility.await;
 /**
  * Instances tell each other which sessions changed (LISTEN/NOTIFY): new work appended through one is
  * drained by another at once, an abortOn event aborts a run on another at once, and the events a run
- * returns reach the feeds of every instance — none of it waiting for a sweep, a heartbeat or a poll.
+ * returns reach the feeds of every instance and abort what they name — none of it waiting for a sweep,
+ * a heartbeat or a poll.
  */
 class SessionChangesIntegrationTests {
 
@@ -81,6 +82,28 @@ class SessionChangesIntegrationTests {
 	}
 
 	@Test
+	void anAbortOnEventARunReturnsAbortsAnotherRunAtOnce() {
+		CountDownLatch started = new CountDownLatch(1);
+		AtomicReference<A2Exception> reason = new AtomicReference<>();
+		Consumer replier = Consumer.builder("chat", "replier").types("message.sent").abortOn("note").run((context) -> {
+			started.countDown();
+			TestContracts.blockUntilAborted();
+			reason.set(context.signal().reason());
+			return null;
+		});
+		Consumer stopper = Consumer.builder("chat", "stopper").types("message.sent").run((context) -> {
+			assertThat(started.await(20, TimeUnit.SECONDS)).isTrue();
+			return note("stop");
+		});
+		A2Server server = server(true, replier, stopper);
+		Session session = server.session("chat", A2TestSupport.newSessionId());
+		session.append(message("question"));
+		await().atMost(SOONER).until(() -> reason.get() != null);
+		assertThat(reason.get().code()).isEqualTo(ErrorCode.ABORTED);
+		assertThat(session.history(0, 10).events()).extracting(Event::type).containsExactly("message.sent", "note");
+	}
+
+	@Test
 	void eventsARunReturnsReachTheFeedsOfAnotherInstance() {
 		Consumer echo = Consumer.builder("chat", "echo").types("message.sent")
 			.run((context) -> note("echo of " + context.event().index()));
@@ -107,16 +130,18 @@ class SessionChangesIntegrationTests {
 			.isEqualTo("echo of 1");
 	}
 
-	private A2Server server(boolean runConsumers, Consumer consumer) {
+	private A2Server server(boolean runConsumers, Consumer... consumers) {
 		SessionChanges changes = new PostgresSessionChanges(this.support.dataSource);
 		this.closing.add(0, changes);
 		await().atMost(SOONER).until(changes::connected);
-		A2Server server = A2TestSupport.server(this.support.dataSource)
+		A2Server.Builder builder = A2TestSupport.server(this.support.dataSource)
 			.drain(DrainSettings.DEFAULTS.withLease(Duration.ofMinutes(1)))
 			.runConsumers(runConsumers)
-			.consumer(consumer)
-			.sessionChanges(changes)
-			.build();
+			.sessionChanges(changes);
+		for (Consumer consumer : consumers) {
+			builder.consumer(consumer);
+		}
+		A2Server server = builder.build();
 		this.closing.add(0, server::halt);
 		return server;
 	}

@@ -75,7 +75,8 @@ public final class Drainer {
 				runExecutor(settings));
 		this.leases = new Leases(host, work, settings.lease(), settings.heartbeat(), this.running);
 		this.consumption = new Consumption(host, work, this.finisher.progress, this.loops::request);
-		this.finisher.start(this.loops::request);
+		// what runs return may hold abortOn events for other runs here, which no append here saw
+		this.finisher.start(this.loops::request, this.leases::scanLaterEvents);
 		this.listening = host.changes().listen(this::changedElsewhere);
 	}
 

@@ -50,6 +50,9 @@ final class Finisher {
 	private volatile BiConsumer<String, String> drainAgain = (contract, session) -> {
 	};
 
+	private volatile BiConsumer<String, String> returnedTo = (contract, session) -> {
+	};
+
 	private volatile boolean halted;
 
 	Finisher(DrainHost host, WorkStore work, Map<UUID, Running> running) {
@@ -59,9 +62,13 @@ final class Finisher {
 		this.completer = Drainer.daemon(() -> "a2-completer").newThread(this::complete);
 	}
 
-	/** Starts writing; {@code drainAgain} is asked to drain each session a batch touched. */
-	void start(BiConsumer<String, String> drainAgain) {
+	/**
+	 * Starts writing; {@code drainAgain} is asked to drain each session a batch touched, and
+	 * {@code returnedTo} is told each session that runs returned events into.
+	 */
+	void start(BiConsumer<String, String> drainAgain, BiConsumer<String, String> returnedTo) {
 		this.drainAgain = drainAgain;
+		this.returnedTo = returnedTo;
 		this.completer.start();
 	}
 
@@ -132,7 +139,10 @@ final class Finisher {
 			sessions.add(session);
 		}
 		// the events runs returned are in the logs now: streams here and elsewhere read them
-		appended.forEach((session, kind) -> this.host.changes().publish(kind, session.contract(), session.session()));
+		appended.forEach((session, kind) -> {
+			this.host.changes().publish(kind, session.contract(), session.session());
+			this.returnedTo.accept(session.contract(), session.session());
+		});
 		synchronized (this.progress) {
 			this.progress.notifyAll();
 		}

@@ -32,7 +32,7 @@ final class Leases {
 
 	private static final Log logger = LogFactory.getLog(Drainer.class);
 
-	/** How many later events a check reads to find abortOn events appended elsewhere. */
+	/** How many later events a check reads to find abortOn events appended elsewhere or returned by runs. */
 	private static final int ABORT_SCAN = 1000;
 
 	private final DrainHost host;
@@ -70,7 +70,7 @@ final class Leases {
 							"the claim of this attempt lapsed or was ended; another attempt may run the unit"));
 				}
 				else {
-					abortOnArrivalsElsewhere(run);
+					abortOnLaterEvents(run);
 				}
 			}
 		}
@@ -84,17 +84,38 @@ final class Leases {
 	 * clear, abort them here now rather than at the next heartbeat.
 	 */
 	void changedElsewhere(SessionChange change) {
-		boolean affected = false;
-		for (Running run : this.running.values()) {
-			affected |= run.claim.contract().equals(change.contract()) && run.claim.session().equals(change.session());
-		}
-		if (!affected) {
+		if (change.kind() == SessionChange.Kind.CLEARED) {
+			if (this.running.values().stream().anyMatch((run) -> runs(run, change.contract(), change.session()))) {
+				onTimer(this::heartbeat);
+			}
 			return;
 		}
-		// the listener's thread must not wait for the store: the heartbeat's does
+		scanLaterEvents(change.contract(), change.session());
+	}
+
+	/**
+	 * Reads, off the caller's thread, what was appended to a session after the events its running
+	 * attempts run, and aborts those that an abortOn event among them names: for events appended by
+	 * another instance, and for the events this instance's runs returned, which no append here saw.
+	 */
+	void scanLaterEvents(String contract, String session) {
+		List<Running> watching = this.running.values()
+			.stream()
+			.filter((run) -> runs(run, contract, session) && run.consumer != null && !run.consumer.abortOn().isEmpty())
+			.toList();
+		if (!watching.isEmpty()) {
+			onTimer(() -> watching.forEach(this::abortOnLaterEvents));
+		}
+	}
+
+	private static boolean runs(Running run, String contract, String session) {
+		return run.claim.contract().equals(contract) && run.claim.session().equals(session);
+	}
+
+	/** The listener's and the finisher's threads must not wait for the store: the heartbeat's does. */
+	private void onTimer(Runnable task) {
 		try {
-			this.timer.execute((change.kind() == SessionChange.Kind.CLEARED) ? this::heartbeat
-					: () -> this.running.values().forEach(this::abortOnArrivalsElsewhere));
+			this.timer.execute(task);
 		}
 		catch (RejectedExecutionException ex) {
 			// stopping
@@ -119,8 +140,8 @@ final class Leases {
 		}
 	}
 
-	/** Reads what was appended after a run's event, elsewhere, and aborts the run if any of it says so. */
-	private void abortOnArrivalsElsewhere(Running run) {
+	/** Reads what was appended after a run's event and aborts the run if any of it says so. */
+	private void abortOnLaterEvents(Running run) {
 		Event current = run.current;
 		if (run.consumer == null || run.consumer.abortOn().isEmpty() || current == null || run.signal.isAborted()) {
 			return;
