@@ -316,23 +316,16 @@ class DrainIntegrationTests {
 
 	@Test
 	void anAbortOnEventAppendedThroughAnotherInstanceAbortsAtTheNextHeartbeat() throws Exception {
-		CountDownLatch started = new CountDownLatch(1);
-		AtomicReference<A2Exception> reason = new AtomicReference<>();
-		Consumer replier = Consumer.builder("chat", "replier").types("message.sent").abortOn("note").run((context) -> {
-			started.countDown();
-			TestContracts.blockUntilAborted();
-			reason.set(context.signal().reason());
-			return null;
-		});
-		A2Server running = this.support.server(replier);
-		A2Server elsewhere = this.support.server(DrainSettings.DEFAULTS, replier);
+		BlockedReplier replier = new BlockedReplier();
+		A2Server running = this.support.server(replier.consumer);
+		A2Server elsewhere = this.support.server(DrainSettings.DEFAULTS, replier.consumer);
 		Session session = running.session("chat", A2TestSupport.newSessionId());
 		session.append(message("question"));
-		assertThat(started.await(20, TimeUnit.SECONDS)).isTrue();
+		assertThat(replier.started()).isTrue();
 		elsewhere.session("chat", session.id()).append(note("stop"));
 		running.drainer().heartbeat();
-		await().atMost(Duration.ofSeconds(20)).until(() -> reason.get() != null);
-		assertThat(reason.get().code()).isEqualTo(ErrorCode.ABORTED);
+		await().atMost(Duration.ofSeconds(20)).until(() -> replier.reason() != null);
+		assertThat(replier.reason().code()).isEqualTo(ErrorCode.ABORTED);
 	}
 
 	@Test

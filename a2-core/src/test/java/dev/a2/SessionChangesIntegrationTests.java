@@ -3,9 +3,6 @@ package dev.a2;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicReference;
 
 import dev.a2.TestContracts.Note;
 import dev.a2.live.FeedItem;
@@ -63,43 +60,29 @@ class SessionChangesIntegrationTests {
 
 	@Test
 	void anAbortOnEventAppendedThroughAnotherInstanceAbortsAtOnce() throws Exception {
-		CountDownLatch started = new CountDownLatch(1);
-		AtomicReference<A2Exception> reason = new AtomicReference<>();
-		Consumer replier = Consumer.builder("chat", "replier").types("message.sent").abortOn("note").run((context) -> {
-			started.countDown();
-			TestContracts.blockUntilAborted();
-			reason.set(context.signal().reason());
-			return null;
-		});
-		A2Server running = server(true, replier);
-		A2Server elsewhere = server(false, replier);
+		BlockedReplier replier = new BlockedReplier();
+		A2Server running = server(true, replier.consumer);
+		A2Server elsewhere = server(false, replier.consumer);
 		Session session = running.session("chat", A2TestSupport.newSessionId());
 		session.append(message("question"));
-		assertThat(started.await(20, TimeUnit.SECONDS)).isTrue();
+		assertThat(replier.started()).isTrue();
 		elsewhere.session("chat", session.id()).append(note("stop"));
-		await().atMost(SOONER).until(() -> reason.get() != null);
-		assertThat(reason.get().code()).isEqualTo(ErrorCode.ABORTED);
+		await().atMost(SOONER).until(() -> replier.reason() != null);
+		assertThat(replier.reason().code()).isEqualTo(ErrorCode.ABORTED);
 	}
 
 	@Test
 	void anAbortOnEventARunReturnsAbortsAnotherRunAtOnce() {
-		CountDownLatch started = new CountDownLatch(1);
-		AtomicReference<A2Exception> reason = new AtomicReference<>();
-		Consumer replier = Consumer.builder("chat", "replier").types("message.sent").abortOn("note").run((context) -> {
-			started.countDown();
-			TestContracts.blockUntilAborted();
-			reason.set(context.signal().reason());
-			return null;
-		});
+		BlockedReplier replier = new BlockedReplier();
 		Consumer stopper = Consumer.builder("chat", "stopper").types("message.sent").run((context) -> {
-			assertThat(started.await(20, TimeUnit.SECONDS)).isTrue();
+			assertThat(replier.started()).isTrue();
 			return note("stop");
 		});
-		A2Server server = server(true, replier, stopper);
+		A2Server server = server(true, replier.consumer, stopper);
 		Session session = server.session("chat", A2TestSupport.newSessionId());
 		session.append(message("question"));
-		await().atMost(SOONER).until(() -> reason.get() != null);
-		assertThat(reason.get().code()).isEqualTo(ErrorCode.ABORTED);
+		await().atMost(SOONER).until(() -> replier.reason() != null);
+		assertThat(replier.reason().code()).isEqualTo(ErrorCode.ABORTED);
 		assertThat(session.history(0, 10).events()).extracting(Event::type).containsExactly("message.sent", "note");
 	}
 
