@@ -12,6 +12,7 @@ import dev.a2.web.A2WebExceptionHandler;
 import dev.a2.web.A2WebSettings;
 import dev.a2.web.LiveConnections;
 import dev.a2.web.SocketHandshake;
+import dev.a2.web.SocketUpgrade;
 import dev.a2.wire.Wire;
 import dev.a2.wire.WireLimits;
 import io.micrometer.observation.ObservationRegistry;
@@ -19,7 +20,6 @@ import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import reactor.core.scheduler.Scheduler;
 import reactor.core.scheduler.Schedulers;
-import reactor.netty.http.server.WebsocketServerSpec;
 import tools.jackson.databind.json.JsonMapper;
 
 import org.springframework.beans.factory.ObjectProvider;
@@ -37,7 +37,6 @@ import org.springframework.web.reactive.function.server.RouterFunction;
 import org.springframework.web.reactive.function.server.ServerResponse;
 import org.springframework.web.reactive.handler.SimpleUrlHandlerMapping;
 import org.springframework.web.reactive.socket.server.support.HandshakeWebSocketService;
-import org.springframework.web.reactive.socket.server.upgrade.ReactorNettyRequestUpgradeStrategy;
 
 /**
  * A2's endpoints (§10) in a WebFlux application: the routes under {@code a2.web.base-path}, the
@@ -122,8 +121,7 @@ public final class A2WebAutoConfiguration {
 		// frames up to twice the limit reach the handler, which answers them with an error frame;
 		// beyond that the socket is closed (1009), as the frame cannot be read to answer it
 		int maxFrame = (int) Math.min(Integer.MAX_VALUE, web.getMaxPushBytes().toBytes() * 2);
-		HandshakeWebSocketService service = new HandshakeWebSocketService(new ReactorNettyRequestUpgradeStrategy(
-				() -> WebsocketServerSpec.builder().maxFramePayloadLength(maxFrame).handlePing(true)));
+		HandshakeWebSocketService service = new HandshakeWebSocketService(new SocketUpgrade(maxFrame));
 		SocketHandshake handshake = new SocketHandshake(service, handler, web.getAllowedOrigins());
 		String path = settings(properties).basePath() + "/*/socket";
 		return new SimpleUrlHandlerMapping(Map.of(path, handshake), -2);

@@ -31,11 +31,15 @@ final class Instances implements AutoCloseable {
 	}
 
 	ConfigurableApplicationContext start(Class<?> application, String... properties) {
+		return start(new Class<?>[] { application }, properties);
+	}
+
+	ConfigurableApplicationContext start(Class<?>[] sources, String... properties) {
 		TestPostgres.Server server = TestPostgres.server();
 		List<String> all = new ArrayList<>(List.of("server.port=0", "spring.datasource.url=" + server.jdbcUrl(this.schema),
 				"spring.datasource.username=" + server.username(), "spring.datasource.password=" + server.password()));
 		all.addAll(List.of(properties));
-		ConfigurableApplicationContext context = new SpringApplicationBuilder(application)
+		ConfigurableApplicationContext context = new SpringApplicationBuilder(sources)
 			.properties(all.toArray(String[]::new))
 			.run();
 		this.started.add(context);

@@ -20,19 +20,18 @@ import org.reactivestreams.Subscription;
 import reactor.blockhound.BlockingOperationError;
 import reactor.core.Disposable;
 import reactor.core.publisher.BaseSubscriber;
-import reactor.core.publisher.Flux;
-import tools.jackson.databind.JsonNode;
-import tools.jackson.databind.json.JsonMapper;
 
 import org.springframework.context.ConfigurableApplicationContext;
-import org.springframework.core.ParameterizedTypeReference;
-import org.springframework.http.MediaType;
 import org.springframework.http.client.ReactorResourceFactory;
 import org.springframework.http.codec.ServerSentEvent;
 import org.springframework.web.reactive.function.client.WebClient;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static dev.a2.web.WebCalls.client;
+import static dev.a2.web.WebCalls.indexes;
+import static dev.a2.web.WebCalls.push;
+import static dev.a2.web.WebCalls.stream;
 import static org.awaitility.Awaitility.await;
 
 /**
@@ -40,11 +39,6 @@ import static org.awaitility.Awaitility.await;
  * both, and subscribers that disconnect, resume, or stop reading.
  */
 class LiveStreamIntegrationTests {
-
-	private static final JsonMapper json = JsonMapper.builder().build();
-
-	private static final ParameterizedTypeReference<ServerSentEvent<String>> SSE = new ParameterizedTypeReference<>() {
-	};
 
 	private static Instances instances;
 
@@ -63,13 +57,6 @@ class LiveStreamIntegrationTests {
 		b = instances.start(ChatApplication.class);
 		clientA = client(a);
 		clientB = client(b);
-	}
-
-	static WebClient client(ConfigurableApplicationContext instance) {
-		return WebClient.builder()
-			.baseUrl("http://localhost:" + Instances.port(instance))
-			.codecs((codecs) -> codecs.defaultCodecs().maxInMemorySize(1024 * 1024))
-			.build();
 	}
 
 	@AfterAll
@@ -196,38 +183,6 @@ class LiveStreamIntegrationTests {
 			return 1;
 		});
 		assertThatThrownBy(() -> blocking.get(5, TimeUnit.SECONDS)).hasCauseInstanceOf(BlockingOperationError.class);
-	}
-
-	static Flux<ServerSentEvent<String>> stream(WebClient client, String session, String lastEventId) {
-		return client.get()
-			.uri("/a2/chat/sessions/{session}/stream", session)
-			.accept(MediaType.TEXT_EVENT_STREAM)
-			.headers((headers) -> {
-				if (lastEventId != null) {
-					headers.set("Last-Event-ID", lastEventId);
-				}
-			})
-			.retrieve()
-			.bodyToFlux(SSE)
-			.filter((event) -> "events".equals(event.event()));
-	}
-
-	static void push(WebClient client, String session, String text) {
-		client.post()
-			.uri("/a2/chat/sessions/{session}/events", session)
-			.contentType(MediaType.APPLICATION_JSON)
-			.bodyValue("{\"events\":[{\"type\":\"message.sent\",\"payload\":{\"text\":\"" + text + "\",\"author\":\"w\"}}]}")
-			.retrieve()
-			.toBodilessEntity()
-			.block(Duration.ofSeconds(30));
-	}
-
-	static List<Long> indexes(ServerSentEvent<String> event) {
-		List<Long> indexes = new ArrayList<>();
-		for (JsonNode stored : json.readTree(event.data()).get("events")) {
-			indexes.add(stored.get("index").asLong());
-		}
-		return indexes;
 	}
 
 }

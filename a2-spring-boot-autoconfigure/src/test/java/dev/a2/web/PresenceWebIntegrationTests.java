@@ -41,8 +41,8 @@ class PresenceWebIntegrationTests {
 		instances = new Instances("presence_web");
 		ConfigurableApplicationContext first = instances.start(ChatApplication.class, "a2.presence.ttl=2s", "a2.web.poll=200ms");
 		ConfigurableApplicationContext second = instances.start(ChatApplication.class, "a2.presence.ttl=2s", "a2.web.poll=200ms");
-		a = LiveStreamIntegrationTests.client(first);
-		b = LiveStreamIntegrationTests.client(second);
+		a = WebCalls.client(first);
+		b = WebCalls.client(second);
 		portB = Instances.port(second);
 	}
 

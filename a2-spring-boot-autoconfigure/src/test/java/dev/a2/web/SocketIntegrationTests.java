@@ -28,7 +28,7 @@ class SocketIntegrationTests {
 		ConfigurableApplicationContext app = instances.start(ChatApplication.class, "a2.web.ping=300ms",
 				"a2.web.max-subscriptions-per-socket=3");
 		port = Instances.port(app);
-		http = LiveStreamIntegrationTests.client(app);
+		http = WebCalls.client(app);
 	}
 
 	@AfterAll
@@ -38,7 +38,7 @@ class SocketIntegrationTests {
 
 	@Test
 	void oneSocketFollowsManySessionsAndPushesWithAcks() {
-		LiveStreamIntegrationTests.push(http, "room-b", "before");
+		WebCalls.push(http, "room-b", "before");
 		try (TestSocket socket = new TestSocket(port, "chat")) {
 			socket.send("{\"type\":\"subscribe\",\"session\":\"room-a\"}");
 			socket.send("{\"type\":\"subscribe\",\"session\":\"room-b\",\"after\":0}");
@@ -58,7 +58,7 @@ class SocketIntegrationTests {
 			assertThat(indexes(events)).containsExactly(1L, 2L);
 			assertThat(events.get("events").get(0).get("payload").get("text").asString()).isEqualTo("hi");
 
-			LiveStreamIntegrationTests.push(http, "room-b", "over http");
+			WebCalls.push(http, "room-b", "over http");
 			socket.awaitFrame((frame) -> TestSocket.type("events", "room-b").test(frame) && indexes(frame).contains(2L));
 
 			socket.send("{\"type\":\"ping\"}");
@@ -92,8 +92,8 @@ class SocketIntegrationTests {
 			socket.send("{\"type\":\"unsubscribe\",\"session\":\"leave-a\"}");
 			socket.awaitFrame(TestSocket.type("unsubscribed", "leave-a"));
 			int mark = socket.received.size();
-			LiveStreamIntegrationTests.push(http, "leave-a", "unseen");
-			LiveStreamIntegrationTests.push(http, "leave-b", "seen");
+			WebCalls.push(http, "leave-a", "unseen");
+			WebCalls.push(http, "leave-b", "seen");
 			socket.awaitFrame(TestSocket.type("events", "leave-b"));
 			List<JsonNode> after = new ArrayList<>(socket.received.subList(mark, socket.received.size()));
 			assertThat(after).noneMatch(TestSocket.type("events", "leave-a"));

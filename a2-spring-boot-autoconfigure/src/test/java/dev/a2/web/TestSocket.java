@@ -14,6 +14,7 @@ import tools.jackson.databind.json.JsonMapper;
 
 import org.springframework.http.HttpHeaders;
 import org.springframework.web.reactive.socket.client.ReactorNettyWebSocketClient;
+import org.springframework.web.reactive.socket.client.WebSocketClient;
 
 import static org.awaitility.Awaitility.await;
 
@@ -29,11 +30,19 @@ final class TestSocket implements AutoCloseable {
 	private final Disposable connection;
 
 	TestSocket(int port, String contract) {
-		this(URI.create("ws://localhost:" + port + "/a2/" + contract + "/socket"), new HttpHeaders());
+		this(NettyClient.create(), port, contract);
+	}
+
+	TestSocket(WebSocketClient client, int port, String contract) {
+		this(client, URI.create("ws://localhost:" + port + "/a2/" + contract + "/socket"), new HttpHeaders());
 	}
 
 	TestSocket(URI uri, HttpHeaders headers) {
-		this.connection = new ReactorNettyWebSocketClient().execute(uri, headers, (session) -> session
+		this(NettyClient.create(), uri, headers);
+	}
+
+	private TestSocket(WebSocketClient client, URI uri, HttpHeaders headers) {
+		this.connection = client.execute(uri, headers, (session) -> session
 			.send(this.outgoing.asFlux().map(session::textMessage))
 			.and(session.receive().doOnNext((message) -> this.received.add(json.readTree(message.getPayloadAsText()))).then()))
 			.subscribe();
@@ -66,6 +75,15 @@ final class TestSocket implements AutoCloseable {
 	public void close() {
 		this.outgoing.tryEmitComplete();
 		this.connection.dispose();
+	}
+
+	/** Reactor Netty's client, loaded only by the tests that have it. */
+	private static final class NettyClient {
+
+		static WebSocketClient create() {
+			return new ReactorNettyWebSocketClient();
+		}
+
 	}
 
 }
