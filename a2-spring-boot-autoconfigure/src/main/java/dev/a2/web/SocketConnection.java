@@ -84,8 +84,10 @@ final class SocketConnection {
 				pings);
 		// a frame's buffer is released once received: copy it before it waits its turn
 		Mono<Void> input = this.socket.receive().map(Received::of).concatMap(this::handle, 1).then();
-		Mono<Void> output = this.socket.send(outbound.doOnNext((frame) -> this.lastSent = System.nanoTime())
-			.map(this.socket::textMessage));
+		// when the application stops, what is queued is sent, then the socket closes as going away
+		Mono<Void> output = this.socket.send(outbound.takeUntilOther(this.shared.connections().stopping())
+			.doOnNext((frame) -> this.lastSent = System.nanoTime())
+			.map(this.socket::textMessage)).then(Mono.defer(() -> this.socket.close(CloseStatus.GOING_AWAY)));
 		return Mono.firstWithSignal(input, output)
 			.doOnSubscribe((subscription) -> this.shared.connections().sockets.incrementAndGet())
 			.doFinally((signal) -> {

@@ -102,6 +102,7 @@ final class StreamHandler {
 			.lowCardinalityKeyValue(A2Observations.TRANSPORT, "sse")
 			.highCardinalityKeyValue(A2Observations.SESSION, session.id());
 		return Flux.merge(1, events, presence, pings)
+			.takeUntilOther(this.connections.stopping())
 			.doOnSubscribe((subscription) -> {
 				observation.start();
 				this.connections.streams.incrementAndGet();

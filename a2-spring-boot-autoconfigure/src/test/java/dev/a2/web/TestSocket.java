@@ -4,6 +4,7 @@ import java.net.URI;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Predicate;
 
 import org.awaitility.core.ConditionTimeoutException;
@@ -13,6 +14,7 @@ import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 
 import org.springframework.http.HttpHeaders;
+import org.springframework.web.reactive.socket.CloseStatus;
 import org.springframework.web.reactive.socket.client.ReactorNettyWebSocketClient;
 import org.springframework.web.reactive.socket.client.WebSocketClient;
 
@@ -24,6 +26,9 @@ final class TestSocket implements AutoCloseable {
 	private static final JsonMapper json = JsonMapper.builder().build();
 
 	final List<JsonNode> received = new CopyOnWriteArrayList<>();
+
+	/** How the server closed the socket, once it has. */
+	final AtomicReference<CloseStatus> closeStatus = new AtomicReference<>();
 
 	private final Sinks.Many<String> outgoing = Sinks.many().unicast().onBackpressureBuffer();
 
@@ -44,7 +49,8 @@ final class TestSocket implements AutoCloseable {
 	private TestSocket(WebSocketClient client, URI uri, HttpHeaders headers) {
 		this.connection = client.execute(uri, headers, (session) -> session
 			.send(this.outgoing.asFlux().map(session::textMessage))
-			.and(session.receive().doOnNext((message) -> this.received.add(json.readTree(message.getPayloadAsText()))).then()))
+			.and(session.receive().doOnNext((message) -> this.received.add(json.readTree(message.getPayloadAsText()))).then())
+			.and(session.closeStatus().doOnNext(this.closeStatus::set)))
 			.subscribe();
 	}
 
