@@ -5,7 +5,10 @@ import dev.a2.Reducer;
 import jakarta.validation.constraints.NotBlank;
 
 import org.springframework.boot.autoconfigure.SpringBootApplication;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.http.client.ReactorResourceFactory;
 
 /** A WebFlux application with one chat contract, served by A2's routes as a user would. */
 @SpringBootApplication
@@ -26,6 +29,24 @@ public class ChatApplication {
 			.reducer("summary", Reducer.of(Summary.class, new Summary(0, ""), (summary, event) -> new Summary(
 					summary.messages() + 1, event.payload(MessageSent.class).text())))
 			.build();
+	}
+
+	/**
+	 * Event loops of this application's own. The global ones Reactor Netty shares in a JVM are
+	 * disposed when any application on them stops, under the other instances a test runs and their
+	 * clients.
+	 */
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnClass(name = "reactor.netty.http.server.HttpServer")
+	static class OwnEventLoops {
+
+		@Bean
+		ReactorResourceFactory reactorResourceFactory() {
+			ReactorResourceFactory factory = new ReactorResourceFactory();
+			factory.setUseGlobalResources(false);
+			return factory;
+		}
+
 	}
 
 }
