@@ -33,6 +33,7 @@ import org.springframework.dao.PessimisticLockingFailureException;
 import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.transaction.PlatformTransactionManager;
+import org.springframework.transaction.TransactionStatus;
 import org.springframework.transaction.support.TransactionTemplate;
 
 /**
@@ -331,7 +332,7 @@ public final class PostgresWorkStore implements WorkStore {
 	@Override
 	public List<Claim> claim(String contract, String session, Collection<String> consumers, Instant now,
 			Instant leaseUntil, int limit) {
-		return StoreFailures.guard(() -> this.transactions.execute((status) -> this.jdbc.sql(CLAIM)
+		return StoreFailures.guard(() -> this.transactions.execute((status) -> leaseOnly(status).sql(CLAIM)
 			.param("contract", contract)
 			.param("session", session)
 			.param("consumers", SqlArrays.of("text", consumers.toArray()))
@@ -437,12 +438,25 @@ public final class PostgresWorkStore implements WorkStore {
 			.param("claims", SqlArrays.of("uuid", finishes.stream().map((f) -> f.claim().token()).toArray()));
 	}
 
+	/**
+	 * A claim or a renewal writes only a lease, which need not wait for the disk: were the database to
+	 * crash before its commit is flushed, the lease would be lost as if it had lapsed, and the attempt
+	 * holding it would be fenced when it finishes (a finish is durable, and flushes what came before
+	 * it). In a transaction of the caller's, nothing is changed.
+	 */
+	private JdbcClient leaseOnly(TransactionStatus status) {
+		if (status.isNewTransaction()) {
+			this.jdbc.sql("SET LOCAL synchronous_commit = off").update();
+		}
+		return this.jdbc;
+	}
+
 	@Override
 	public Set<UUID> renew(Collection<Claim> claims, Instant leaseUntil) {
 		if (claims.isEmpty()) {
 			return Set.of();
 		}
-		return StoreFailures.guard(() -> new HashSet<>(this.transactions.execute((status) -> this.jdbc.sql(RENEW)
+		return StoreFailures.guard(() -> new HashSet<>(this.transactions.execute((status) -> leaseOnly(status).sql(RENEW)
 			.param("leaseUntil", time(leaseUntil))
 			.param("contracts", SqlArrays.of("text", claims.stream().map(Claim::contract).toArray()))
 			.param("sessions", SqlArrays.of("text", claims.stream().map(Claim::session).toArray()))
