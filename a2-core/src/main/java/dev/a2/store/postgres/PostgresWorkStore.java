@@ -61,8 +61,19 @@ public final class PostgresWorkStore implements WorkStore {
 			NOT c.dead AND (c.due_at IS NULL OR c.due_at <= :now)
 			AND (c.lease_until IS NULL OR (c.lease_until < :now AND c.attempt < :maxAttempts))""";
 
+	/**
+	 * Every claim becomes one run on one of the instance's run permits, so units and cursors together
+	 * stay within the limit: cursors first (at most one per fixed-lane consumer, each a batch of
+	 * events), units take what is left.
+	 */
 	private static final String CLAIM = """
-			WITH picked_units AS (
+			WITH picked_cursors AS (
+			    SELECT c.consumer FROM a2_cursor c
+			    WHERE c.contract = :contract AND c.session_id = :session AND c.consumer = ANY(:consumers)
+			      AND c.position < c.target AND %1$s
+			    LIMIT :limit
+			    FOR UPDATE SKIP LOCKED
+			), picked_units AS (
 			    SELECT c.consumer, c.idx FROM a2_work c
 			    WHERE c.contract = :contract AND c.session_id = :session AND c.consumer = ANY(:consumers) AND %1$s
 			      AND (c.lane_key IS NULL OR NOT EXISTS (
@@ -70,19 +81,13 @@ public final class PostgresWorkStore implements WorkStore {
 			          WHERE p.contract = c.contract AND p.session_id = c.session_id AND p.consumer = c.consumer
 			            AND p.lane_key = c.lane_key AND p.idx < c.idx))
 			    ORDER BY c.idx
-			    LIMIT :limit
+			    LIMIT :limit - (SELECT count(*) FROM picked_cursors)
 			    FOR UPDATE SKIP LOCKED
 			), units AS (
 			    UPDATE a2_work w SET attempt = w.attempt + 1, claim = gen_random_uuid(), lease_until = :leaseUntil
 			    FROM picked_units p
 			    WHERE w.contract = :contract AND w.session_id = :session AND w.consumer = p.consumer AND w.idx = p.idx
 			    RETURNING w.consumer, w.idx, w.lane_key, w.attempt, w.failures, w.claim
-			), picked_cursors AS (
-			    SELECT c.consumer FROM a2_cursor c
-			    WHERE c.contract = :contract AND c.session_id = :session AND c.consumer = ANY(:consumers)
-			      AND c.position < c.target AND %1$s
-			    LIMIT :limit
-			    FOR UPDATE SKIP LOCKED
 			), cursors AS (
 			    UPDATE a2_cursor k SET attempt = k.attempt + 1, claim = gen_random_uuid(), lease_until = :leaseUntil
 			    FROM picked_cursors p
