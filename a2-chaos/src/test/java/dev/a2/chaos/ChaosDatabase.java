@@ -6,9 +6,15 @@ import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Comparator;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.stream.Stream;
 
+import ch.qos.logback.classic.Level;
+import ch.qos.logback.classic.Logger;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
+import org.slf4j.LoggerFactory;
 
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.datasource.SimpleDriverDataSource;
@@ -66,6 +72,47 @@ final class ChaosDatabase implements AutoCloseable {
 		}
 	}
 
+	/**
+	 * Crashes the server: an immediate stop, as when PostgreSQL's processes die. No checkpoint is
+	 * written and every backend quits where it is; the next start recovers from the write-ahead log,
+	 * so only what was committed and written to it survives (commits that did not wait for it may
+	 * be gone).
+	 */
+	synchronized void crash() {
+		try {
+			long pid = Long.parseLong(Files.readAllLines(this.data.resolve("postmaster.pid")).get(0).trim());
+			ProcessHandle postmaster = ProcessHandle.of(pid)
+				.orElseThrow(() -> new IllegalStateException("no PostgreSQL running as " + pid));
+			// SIGQUIT is PostgreSQL's immediate shutdown (pg_ctl stop -m immediate, which refuses to run as root)
+			Process kill = new ProcessBuilder("kill", "-QUIT", Long.toString(pid)).inheritIO().start();
+			if (kill.waitFor() != 0) {
+				throw new IllegalStateException("kill -QUIT " + pid + " failed with " + kill.exitValue());
+			}
+			postmaster.onExit().get(60, TimeUnit.SECONDS);
+		}
+		catch (IOException ex) {
+			throw new UncheckedIOException("cannot crash the embedded PostgreSQL", ex);
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			throw new IllegalStateException(ex);
+		}
+		catch (ExecutionException | TimeoutException ex) {
+			throw new IllegalStateException("PostgreSQL did not quit on SIGQUIT", ex);
+		}
+		// releases the data directory's lock; its own stop then finds no server and logs that as an
+		// error with a stack trace, expected here and so muted
+		Logger embedded = (Logger) LoggerFactory.getLogger(EmbeddedPostgres.class);
+		Level level = embedded.getLevel();
+		embedded.setLevel(Level.OFF);
+		try {
+			stop();
+		}
+		finally {
+			embedded.setLevel(level);
+		}
+	}
+
 	/** Starts it again on the same port and data. */
 	synchronized void startAgain() {
 		try {
@@ -93,6 +140,9 @@ final class ChaosDatabase implements AutoCloseable {
 			.setPort(this.port)
 			// every process has a pool and a listening connection; the harness reads beside them
 			.setServerConfig("max_connections", "300")
+			// an acknowledged commit is in the write-ahead log before the answer, as in production, so
+			// that a crash keeps it (the embedded server runs without fsync: the machine does not crash)
+			.setServerConfig("synchronous_commit", "on")
 			.start();
 	}
 

@@ -16,10 +16,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * Real processes on a real PostgreSQL, under load, with real faults: random processes are
- * SIGKILLed and started again, and the database is restarted once; afterwards SQL on A2's tables
+ * SIGKILLed and started again, and the database crashes once; afterwards SQL on A2's tables
  * must show nothing lost, nothing duplicated and nothing stuck. The short form runs with every
  * build; {@code -Dchaos.events}, {@code -Dchaos.kills} and {@code -Dchaos.processes} make it
- * longer, and {@code -Dchaos.soak=PT10M} runs the soak (see README, Reliability).
+ * longer, {@code -Dchaos.database-stop=fast} stops the database cleanly instead, and
+ * {@code -Dchaos.soak=PT10M} runs the soak (see README, Reliability).
  */
 class ChaosIntegrationTests {
 
@@ -34,6 +35,9 @@ class ChaosIntegrationTests {
 	private final long events = Long.getLong("chaos.events", 10_000);
 
 	private final int kills = Integer.getInteger("chaos.kills", 5);
+
+	/** How the database goes down mid-run: {@code crash} (an immediate stop) or {@code fast} (a clean shutdown). */
+	private final boolean crash = !"fast".equals(System.getProperty("chaos.database-stop", "crash"));
 
 	/** Events pushed per second: enough to keep three processes on two cores busy through every fault. */
 	private final double rate = Double.parseDouble(System.getProperty("chaos.rate", "100"));
@@ -70,9 +74,9 @@ class ChaosIntegrationTests {
 				awaitUntil(Duration.ofMinutes(30), () -> ledger.acknowledgedEvents() >= threshold);
 				if (fault == restartAt) {
 					unavailableBeforeRestart = ledger.unavailableAnswers();
-					cluster.restartDatabase(Duration.ofSeconds(3),
-							() -> System.out.println("chaos: stopped the database at " + ledger.acknowledgedEvents()
-									+ " acknowledged events"));
+					cluster.restartDatabase(this.crash, Duration.ofSeconds(3),
+							() -> System.out.println("chaos: " + (this.crash ? "crashed" : "stopped") + " the database at "
+									+ ledger.acknowledgedEvents() + " acknowledged events"));
 					long back = System.nanoTime();
 					// every process listens again (LISTEN/NOTIFY), without being restarted
 					listening = awaitUntil(Duration.ofSeconds(60), () -> listeners(database.jdbc()) >= this.processes);

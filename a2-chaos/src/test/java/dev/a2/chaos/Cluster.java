@@ -105,13 +105,19 @@ final class Cluster implements AutoCloseable {
 	}
 
 	/**
-	 * Stops the database for {@code down}, under load, and starts it again on the same data. The
-	 * processes stay up: their pools and listening connections must come back by themselves.
+	 * Crashes the database (or stops it, with {@code crash} false), under load, and starts it again
+	 * on the same data after {@code down}. The processes stay up: their pools and listening
+	 * connections must come back by themselves.
 	 */
-	void restartDatabase(Duration down, Runnable stopped) {
+	void restartDatabase(boolean crash, Duration down, Runnable stopped) {
 		// a process starting meanwhile would find no database and exit: restarts finish first
 		awaitRestarts();
-		this.database.stop();
+		if (crash) {
+			this.database.crash();
+		}
+		else {
+			this.database.stop();
+		}
 		stopped.run();
 		AppProcess.pause(down);
 		this.database.startAgain();
