@@ -1,5 +1,8 @@
 package dev.a2.chaos;
 
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
@@ -52,8 +55,9 @@ class ChaosIntegrationTests {
 	@Test
 	void nothingIsLostDuplicatedOrStuckWhenProcessesAreKilledAndTheDatabaseRestarts() {
 		long started = System.nanoTime();
+		Path logs = freshDirectory(this.work.resolve("chaos-logs"));
 		try (ChaosDatabase database = ChaosDatabase.fresh(this.work.resolve("chaos-pgdata"));
-				Cluster cluster = new Cluster(database, this.processes, this.jar, this.work.resolve("chaos-logs"))) {
+				Cluster cluster = new Cluster(database, this.processes, this.jar, logs)) {
 			cluster.start();
 			Ledger ledger = new Ledger();
 			// the load goes on until at least `events` are acknowledged and every fault is done, so each falls under load
@@ -123,8 +127,11 @@ class ChaosIntegrationTests {
 			System.out.println("effects written by a later attempt (a takeover after a kill or the restart, or a retry): "
 					+ laterAttempts(database.jdbc()));
 			verdict.findings.forEach((f) -> System.out.println("finding: " + f));
+			List<String> loopFailures = ProcessLogs.loopFailures(logs);
+			loopFailures.forEach((f) -> System.out.println("claim loop failed: " + f));
 
 			assertThat(ledger.unexpectedAnswers()).as("answers other than 2xx or 503 STORE_UNAVAILABLE").isEmpty();
+			assertThat(loopFailures).as("claim loops that failed other than for the database being out of reach").isEmpty();
 			assertThat(cluster.kills()).as("kills").isEqualTo(this.kills);
 			assertThat(ledger.acknowledgedEvents()).as("acknowledged events").isGreaterThanOrEqualTo(this.events);
 			assertThat(cluster.failedStarts()).as("processes that did not start again after a kill").isEmpty();
@@ -149,8 +156,9 @@ class ChaosIntegrationTests {
 	void soakHoldsMemoryAndConnectionsFlat() {
 		Duration duration = Duration.parse(System.getProperty("chaos.soak"));
 		Duration every = Duration.ofSeconds(Math.max(5, duration.toSeconds() / 40));
+		Path logs = freshDirectory(this.work.resolve("soak-logs"));
 		try (ChaosDatabase database = ChaosDatabase.fresh(this.work.resolve("soak-pgdata"));
-				Cluster cluster = new Cluster(database, this.processes, this.jar, this.work.resolve("soak-logs"))) {
+				Cluster cluster = new Cluster(database, this.processes, this.jar, logs)) {
 			cluster.start();
 			Ledger ledger = new Ledger();
 			Writers writers = new Writers(this.writers, Long.MAX_VALUE, this.soakRate, this.sessions, cluster::anyReady, ledger);
@@ -171,6 +179,7 @@ class ChaosIntegrationTests {
 
 			soak.assertNoGrowth();
 			assertThat(ledger.unexpectedAnswers()).isEmpty();
+			assertThat(ProcessLogs.loopFailures(logs)).as("claim loops that failed").isEmpty();
 			assertThat(verdict.clean()).as("lost, duplicated, stuck, out of order or wrong dead letters").isTrue();
 		}
 	}
@@ -239,6 +248,17 @@ class ChaosIntegrationTests {
 			AppProcess.pause(Duration.ofMillis(500));
 		}
 		return false;
+	}
+
+	/** Logs of an earlier run would be read as this one's. */
+	private static Path freshDirectory(Path directory) {
+		try {
+			ChaosDatabase.deleteRecursively(directory);
+			return Files.createDirectories(directory);
+		}
+		catch (IOException ex) {
+			throw new UncheckedIOException(ex);
+		}
 	}
 
 	private static void join(Thread thread) {

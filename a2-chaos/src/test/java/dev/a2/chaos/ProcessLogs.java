@@ -1,0 +1,49 @@
+package dev.a2.chaos;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.stream.Stream;
+
+/**
+ * What the processes' logs show that an audit of the tables cannot: a claim loop that failed. The
+ * sweep picks its session up again, so nothing is lost, but a loop fails only for a defect or for
+ * the database being out of reach.
+ */
+final class ProcessLogs {
+
+	private static final String LOOP_FAILED = "failed; the sweep will try again";
+
+	private static final String UNREACHABLE = "dev.a2.A2Exception: PostgreSQL cannot be reached";
+
+	private ProcessLogs() {
+	}
+
+	/** The claim loops that failed for anything but the database being out of reach, with their exception. */
+	static List<String> loopFailures(Path logs) {
+		List<String> failures = new ArrayList<>();
+		try (Stream<Path> files = Files.list(logs)) {
+			for (Path file : files.filter((f) -> f.toString().endsWith(".log")).sorted().toList()) {
+				List<String> lines = Files.readAllLines(file, StandardCharsets.ISO_8859_1);
+				for (int i = 0; i < lines.size(); i++) {
+					if (!lines.get(i).contains("Draining session") || !lines.get(i).endsWith(LOOP_FAILED)) {
+						continue;
+					}
+					String exception = lines.stream().skip(i + 1).filter((l) -> !l.isBlank()).findFirst().orElse("");
+					if (!exception.startsWith(UNREACHABLE)) {
+						failures.add(file.getFileName() + ":" + (i + 1) + ": " + exception);
+					}
+				}
+			}
+		}
+		catch (IOException ex) {
+			throw new UncheckedIOException(ex);
+		}
+		return failures;
+	}
+
+}
