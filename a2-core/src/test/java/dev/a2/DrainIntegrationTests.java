@@ -79,6 +79,30 @@ class DrainIntegrationTests {
 	}
 
 	@Test
+	void unitsAndCursorsTogetherRunNoMoreAtOnceThanTheConcurrency() {
+		AtomicInteger running = new AtomicInteger();
+		AtomicInteger most = new AtomicInteger();
+		List<String> ran = new CopyOnWriteArrayList<>();
+		Consumer echo = Consumer.builder("chat", "echo").types("message.sent").run(counted(running, most, ran));
+		Consumer projection = Consumer.builder("chat", "projection")
+			.types("message.sent")
+			.lane(Lane.fixed("projection"))
+			.run(counted(running, most, ran));
+		A2Server server = this.support.server(
+				DrainSettings.DEFAULTS.withLease(DrainTestSupport.LEASE).withConcurrency(1), echo, projection);
+		Session session = server.session("chat", A2TestSupport.newSessionId());
+		// each append gives the one free run permit a unit and a cursor to choose from
+		for (int i = 0; i < 5; i++) {
+			session.append(message("m" + i));
+		}
+
+		await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> assertThat(ran).hasSize(10));
+		assertThat(most).hasValue(1);
+		TestObservationRegistryAssert.assertThat(this.support.observations)
+			.forAllObservationsWithNameEqualTo(A2Observations.DRAIN, (drain) -> drain.doesNotHaveError());
+	}
+
+	@Test
 	void fixedLaneCursorWalksItsTypesInOrder() {
 		List<Long> seen = new CopyOnWriteArrayList<>();
 		Consumer projection = Consumer.builder("chat", "projection")
@@ -461,6 +485,16 @@ class DrainIntegrationTests {
 	}
 
 	/** Consumes from a run; a refusal (self or cycle) is kept for the test instead of failing the run. */
+	/** A handler that counts the runs going on at once, keeping the most it saw. */
+	private static Consumer.Handler counted(AtomicInteger running, AtomicInteger most, List<String> ran) {
+		return (context) -> {
+			most.accumulateAndGet(running.incrementAndGet(), Math::max);
+			ran.add(context.event().id());
+			running.decrementAndGet();
+			return null;
+		};
+	}
+
 	private static void consumeOrRecordRefusal(ConsumerContext context, String consumer, AtomicReference<Throwable> refusal) {
 		try {
 			context.session().consume(consumer);
