@@ -83,8 +83,9 @@ final class ChaosDatabase implements AutoCloseable {
 			long pid = Long.parseLong(Files.readAllLines(this.data.resolve("postmaster.pid")).get(0).trim());
 			ProcessHandle postmaster = ProcessHandle.of(pid)
 				.orElseThrow(() -> new IllegalStateException("no PostgreSQL running as " + pid));
-			// SIGQUIT is PostgreSQL's immediate shutdown (pg_ctl stop -m immediate, which refuses to run as root)
-			Process kill = new ProcessBuilder("kill", "-QUIT", Long.toString(pid)).inheritIO().start();
+			// SIGQUIT is PostgreSQL's immediate shutdown (pg_ctl stop -m immediate, which refuses to run as
+			// root); the shell's own kill, as a slim image may have no kill command
+			Process kill = new ProcessBuilder("sh", "-c", "kill -QUIT " + pid).inheritIO().start();
 			if (kill.waitFor() != 0) {
 				throw new IllegalStateException("kill -QUIT " + pid + " failed with " + kill.exitValue());
 			}
