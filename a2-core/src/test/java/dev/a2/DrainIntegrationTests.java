@@ -484,7 +484,6 @@ class DrainIntegrationTests {
 		assertThat(busy.history(0, 10).events()).hasSize(2);
 	}
 
-	/** Consumes from a run; a refusal (self or cycle) is kept for the test instead of failing the run. */
 	/** A handler that counts the runs going on at once, keeping the most it saw. */
 	private static Consumer.Handler counted(AtomicInteger running, AtomicInteger most, List<String> ran) {
 		return (context) -> {
@@ -495,6 +494,7 @@ class DrainIntegrationTests {
 		};
 	}
 
+	/** Consumes from a run; a refusal (self or cycle) is kept for the test instead of failing the run. */
 	private static void consumeOrRecordRefusal(ConsumerContext context, String consumer, AtomicReference<Throwable> refusal) {
 		try {
 			context.session().consume(consumer);
