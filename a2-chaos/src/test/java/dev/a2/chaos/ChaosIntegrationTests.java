@@ -40,7 +40,7 @@ class ChaosIntegrationTests {
 	private final int kills = Integer.getInteger("chaos.kills", 5);
 
 	/** How the database goes down mid-run: {@code crash} (an immediate stop) or {@code fast} (a clean shutdown). */
-	private final boolean crash = !"fast".equals(System.getProperty("chaos.database-stop", "crash"));
+	private final boolean crash = crashes(System.getProperty("chaos.database-stop", "crash"));
 
 	/** Events pushed per second: enough to keep three processes on two cores busy through every fault. */
 	private final double rate = Double.parseDouble(System.getProperty("chaos.rate", "100"));
@@ -248,6 +248,15 @@ class ChaosIntegrationTests {
 			AppProcess.pause(Duration.ofMillis(500));
 		}
 		return false;
+	}
+
+	private static boolean crashes(String databaseStop) {
+		return switch (databaseStop) {
+			case "crash" -> true;
+			case "fast" -> false;
+			default -> throw new IllegalArgumentException(
+					"chaos.database-stop is 'crash' or 'fast', not '" + databaseStop + "'");
+		};
 	}
 
 	/** Logs of an earlier run would be read as this one's. */
