@@ -29,6 +29,7 @@ import org.jspecify.annotations.Nullable;
 
 import org.springframework.dao.DataAccessResourceFailureException;
 import org.springframework.dao.DuplicateKeyException;
+import org.springframework.dao.PessimisticLockingFailureException;
 import org.springframework.jdbc.core.RowMapper;
 import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.jdbc.core.simple.JdbcClient.StatementSpec;
@@ -92,6 +93,7 @@ public final class PostgresEventStore implements EventStore {
 			    FROM head, ins JOIN unnest(:cursorIds, :cursorConsumers, :cursorBackfills, :cursorTypes)
 			         AS k(id, consumer, backfill, types) ON k.id = ins.id
 			    GROUP BY k.consumer, k.backfill, k.types
+			    ORDER BY k.consumer
 			    ON CONFLICT (contract, session_id, consumer) DO UPDATE
 			        SET target = greatest(c.target, excluded.target), types = excluded.types
 			)""";
@@ -165,6 +167,12 @@ public final class PostgresEventStore implements EventStore {
 			VALUES (:contract, :session, :index, :id, '%s', '{}', now(), :clearIndex)
 			RETURNING created_at""".formatted(CLEAR_MARKER);
 
+	/**
+	 * How often an append of its own is tried when PostgreSQL breaks a deadlock by failing it. Writers
+	 * of several cursor rows lock them in one order, so this is for the rare writer that cannot.
+	 */
+	private static final int DEADLOCK_ATTEMPTS = 3;
+
 	private static final RowMapper<SessionHead> HEAD_MAPPER = (rs, row) -> new SessionHead(rs.getLong("last_index"),
 			rs.getInt("clear_index"), rs.getLong("cleared_at"));
 
@@ -205,6 +213,21 @@ public final class PostgresEventStore implements EventStore {
 	}
 
 	private List<StoredEvent> appendAlone(String contract, String session, List<EventToStore> events) {
+		for (int attempt = 1;; attempt++) {
+			try {
+				return appendOnce(contract, session, events);
+			}
+			catch (PessimisticLockingFailureException ex) {
+				// PostgreSQL broke a deadlock by failing this append, which changed nothing: the other
+				// transaction went on, so this one can now take its locks
+				if (attempt == DEADLOCK_ATTEMPTS) {
+					throw ex;
+				}
+			}
+		}
+	}
+
+	private List<StoredEvent> appendOnce(String contract, String session, List<EventToStore> events) {
 		if (TransactionSynchronizationManager.hasResource(this.dataSource)) {
 			// a connection is bound without a transaction (a SUPPORTS scope): leave it be
 			return this.transactions.execute((status) -> appendUnderLock(contract, session, events));

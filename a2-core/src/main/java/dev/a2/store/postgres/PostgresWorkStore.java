@@ -151,6 +151,17 @@ public final class PostgresWorkStore implements WorkStore {
 			ORDER BY s.contract, s.session_id
 			FOR UPDATE OF s""";
 
+	/**
+	 * Locks cursor rows in one order (an append locks its session's cursor rows by consumer), before a
+	 * statement that changes several of them in whatever order its plan visits them.
+	 */
+	private static final String LOCK_CURSORS = """
+			SELECT 1 FROM a2_cursor k
+			JOIN unnest(:contracts, :sessions, :consumers) AS f(contract, session_id, consumer)
+			  ON k.contract = f.contract AND k.session_id = f.session_id AND k.consumer = f.consumer
+			ORDER BY k.contract, k.session_id, k.consumer
+			FOR UPDATE OF k""";
+
 	private static final String RENEW = """
 			WITH units AS (
 			    UPDATE a2_work w SET lease_until = :leaseUntil
@@ -400,6 +411,7 @@ public final class PostgresWorkStore implements WorkStore {
 				.query((rs) -> {
 				});
 		}
+		lockCursors(finishes.stream().map(Finish::claim).toList());
 		for (boolean cursor : new boolean[] { false, true }) {
 			List<Finish> completed = finishes.stream()
 				.filter((f) -> f.claim().cursor() == cursor && f.isCompleted())
@@ -435,6 +447,19 @@ public final class PostgresWorkStore implements WorkStore {
 		return accepted;
 	}
 
+	private void lockCursors(List<Claim> claims) {
+		List<Claim> cursors = claims.stream().filter(Claim::cursor).toList();
+		if (cursors.size() < 2) {
+			return;
+		}
+		this.jdbc.sql(LOCK_CURSORS)
+			.param("contracts", SqlArrays.of("text", cursors.stream().map(Claim::contract).toArray()))
+			.param("sessions", SqlArrays.of("text", cursors.stream().map(Claim::session).toArray()))
+			.param("consumers", SqlArrays.of("text", cursors.stream().map(Claim::consumer).toArray()))
+			.query((rs) -> {
+			});
+	}
+
 	private static JdbcClient.StatementSpec keys(JdbcClient.StatementSpec statement, List<Finish> finishes) {
 		return statement.param("contracts", SqlArrays.of("text", finishes.stream().map((f) -> f.claim().contract()).toArray()))
 			.param("sessions", SqlArrays.of("text", finishes.stream().map((f) -> f.claim().session()).toArray()))
@@ -461,15 +486,19 @@ public final class PostgresWorkStore implements WorkStore {
 		if (claims.isEmpty()) {
 			return Set.of();
 		}
-		return StoreFailures.guard(() -> new HashSet<>(this.transactions.execute((status) -> leaseOnly(status).sql(RENEW)
-			.param("leaseUntil", time(leaseUntil))
-			.param("contracts", SqlArrays.of("text", claims.stream().map(Claim::contract).toArray()))
-			.param("sessions", SqlArrays.of("text", claims.stream().map(Claim::session).toArray()))
-			.param("consumers", SqlArrays.of("text", claims.stream().map(Claim::consumer).toArray()))
-			.param("indexes", SqlArrays.of("int8", claims.stream().map(Claim::index).toArray()))
-			.param("claims", SqlArrays.of("uuid", claims.stream().map(Claim::token).toArray()))
-			.query((rs, row) -> rs.getObject("claim", UUID.class))
-			.list())));
+		return StoreFailures.guard(() -> new HashSet<>(this.transactions.execute((status) -> {
+			JdbcClient jdbc = leaseOnly(status);
+			lockCursors(List.copyOf(claims));
+			return jdbc.sql(RENEW)
+				.param("leaseUntil", time(leaseUntil))
+				.param("contracts", SqlArrays.of("text", claims.stream().map(Claim::contract).toArray()))
+				.param("sessions", SqlArrays.of("text", claims.stream().map(Claim::session).toArray()))
+				.param("consumers", SqlArrays.of("text", claims.stream().map(Claim::consumer).toArray()))
+				.param("indexes", SqlArrays.of("int8", claims.stream().map(Claim::index).toArray()))
+				.param("claims", SqlArrays.of("uuid", claims.stream().map(Claim::token).toArray()))
+				.query((rs, row) -> rs.getObject("claim", UUID.class))
+				.list();
+		})));
 	}
 
 	@Override

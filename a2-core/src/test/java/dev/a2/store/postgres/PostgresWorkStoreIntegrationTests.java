@@ -1,13 +1,20 @@
 package dev.a2.store.postgres;
 
+import java.sql.Connection;
+import java.sql.Statement;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 import com.zaxxer.hikari.HikariDataSource;
 import dev.a2.store.Claim;
 import dev.a2.store.EventToStore;
+import dev.a2.store.Finish;
+import dev.a2.store.StoredEvent;
 import dev.a2.store.WorkUnit;
 import dev.a2.test.TestPostgres;
 import org.junit.jupiter.api.Test;
@@ -17,6 +24,7 @@ import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.transaction.support.TransactionTemplate;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 class PostgresWorkStoreIntegrationTests {
 
@@ -66,6 +74,73 @@ class PostgresWorkStoreIntegrationTests {
 			assertThat(taken).hasSize(5).extracting(Claim::token).doesNotHaveDuplicates();
 			assertThat(taken).filteredOn(Claim::cursor).extracting(Claim::consumer)
 				.containsExactlyInAnyOrder("projection", "audit");
+		}
+	}
+
+
+	@Test
+	void appendsNeverFailWhileTheSessionsCursorsAreClaimedFinishedAndRenewed() throws Exception {
+		try (HikariDataSource dataSource = TestPostgres.newSchemaDataSource("work_store_locks", 6)) {
+			PostgresSchema.migrate(dataSource);
+			PostgresEventStore events = new PostgresEventStore(dataSource);
+			PostgresWorkStore work = new PostgresWorkStore(dataSource, events, 10);
+			List<String> consumers = List.of("words", "audit", "idle", "mirror", "badges");
+			List<WorkUnit> creates = consumers.stream().map((c) -> WorkUnit.cursor(c, false, null)).toList();
+			AtomicBoolean appending = new AtomicBoolean(true);
+			// another instance drains the session's cursors while the appends go on: each finish and
+			// renewal locks several cursor rows, as each append does
+			CompletableFuture<Void> drain = CompletableFuture.runAsync(() -> {
+				while (appending.get()) {
+					Instant now = Instant.now();
+					List<Claim> claims = work.claim("chat", "s-1", consumers, now, now.plus(Duration.ofSeconds(30)), 10);
+					work.renew(claims, now.plus(Duration.ofSeconds(60)));
+					work.finish(claims.stream().map((c) -> Finish.completed(c, List.of(), c.target())).toList(), now);
+				}
+			});
+			try {
+				for (int i = 0; i < 500; i++) {
+					events.append("chat", "s-1", List.of(new EventToStore("e-" + i, "message.sent", "{}", null, creates)));
+				}
+			}
+			finally {
+				appending.set(false);
+			}
+			drain.get(1, TimeUnit.MINUTES);
+			assertThat(events.history("chat", "s-1", 0, 1000).head()).isEqualTo(500);
+		}
+	}
+
+
+	@Test
+	void anAppendThatPostgresqlFailsToBreakADeadlockIsStoredOnceByItsRetry() throws Exception {
+		try (HikariDataSource dataSource = TestPostgres.newSchemaDataSource("work_store_deadlock", 3)) {
+			PostgresSchema.migrate(dataSource);
+			PostgresEventStore events = new PostgresEventStore(dataSource);
+			List<WorkUnit> creates = List.of(WorkUnit.cursor("audit", false, null), WorkUnit.cursor("projection", false, null));
+			events.append("chat", "s-1", List.of(new EventToStore("e-1", "message.sent", "{}", null, creates)));
+			JdbcClient jdbc = JdbcClient.create(dataSource);
+			try (Connection other = dataSource.getConnection()) {
+				// a writer that takes the session's cursor rows against the append's order, and waits longer
+				// than the append before looking for a deadlock, so that PostgreSQL fails the append
+				other.setAutoCommit(false);
+				try (Statement statement = other.createStatement()) {
+					statement.execute("SET deadlock_timeout = '30s'");
+					statement.execute("SELECT 1 FROM a2_cursor WHERE consumer = 'projection' FOR UPDATE");
+				}
+				CompletableFuture<List<StoredEvent>> append = CompletableFuture.supplyAsync(() -> events.append("chat", "s-1",
+						List.of(new EventToStore("e-2", "message.sent", "{}", null, creates))));
+				await().atMost(Duration.ofSeconds(30)).until(() -> jdbc
+					.sql("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%a2_cursor%'")
+					.query(Integer.class)
+					.single() == 1);
+				try (Statement statement = other.createStatement()) {
+					statement.execute("SELECT 1 FROM a2_cursor WHERE consumer = 'audit' FOR UPDATE");
+				}
+				other.commit();
+				assertThat(append.get(1, TimeUnit.MINUTES)).extracting(StoredEvent::index).containsExactly(2L);
+			}
+			assertThat(jdbc.sql("SELECT idx FROM a2_event ORDER BY idx").query(Long.class).list()).containsExactly(1L, 2L);
+			assertThat(jdbc.sql("SELECT target FROM a2_cursor ORDER BY consumer").query(Long.class).list()).containsExactly(2L, 2L);
 		}
 	}
 
