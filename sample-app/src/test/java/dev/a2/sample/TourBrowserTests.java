@@ -12,6 +12,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.openqa.selenium.By;
 import org.openqa.selenium.Keys;
+import org.openqa.selenium.StaleElementReferenceException;
 import org.openqa.selenium.WebDriver;
 import org.openqa.selenium.WebElement;
 import org.openqa.selenium.support.ui.WebDriverWait;
@@ -128,7 +129,11 @@ class TourBrowserTests {
 		refused.sendKeys(Keys.ENTER);
 		waitUntil(ann, (b) -> this.http.get().uri("/demo/refused-word").exchange().expectBody(String.class)
 			.returnResult().getResponseBody().contains("\"word\":\"\""));
-		console.findElement(deadLetter).findElement(By.cssSelector("button.retry")).click();
+		// the console refreshes every 2 s; a row that did not change stays the element the operator aims at
+		WebElement retry = console.findElement(deadLetter).findElement(By.cssSelector("button.retry"));
+		String updated = console.findElement(By.id("status")).getText();
+		waitUntil(console, (b) -> !b.findElement(By.id("status")).getText().equals(updated));
+		retry.click();
 		waitUntil(console, (b) -> b.findElements(deadLetter).isEmpty());
 		waitUntil(ann, (b) -> delivered(b).equals(List.of("this will kaboom", "and this one waits")));
 
@@ -204,7 +209,10 @@ class TourBrowserTests {
 
 	private static <T> T waitUntil(WebDriver browser, Function<WebDriver, T> condition) {
 		try {
-			return new WebDriverWait(browser, PATIENCE, Duration.ofMillis(50)).until(condition::apply);
+			// a page may replace an element between finding and reading it: the condition is asked again
+			return new WebDriverWait(browser, PATIENCE, Duration.ofMillis(50))
+				.ignoring(StaleElementReferenceException.class)
+				.until(condition::apply);
 		}
 		catch (RuntimeException ex) {
 			Chromium.screenshot(browser, "failed-" + System.currentTimeMillis());
