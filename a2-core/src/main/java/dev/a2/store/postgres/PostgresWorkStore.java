@@ -16,6 +16,7 @@ import java.util.Set;
 import java.util.TreeSet;
 import java.util.UUID;
 import java.util.function.Consumer;
+import java.util.stream.Collectors;
 
 import javax.sql.DataSource;
 
@@ -447,9 +448,16 @@ public final class PostgresWorkStore implements WorkStore {
 		return accepted;
 	}
 
+	/**
+	 * An append locks the cursor rows of one session, so only a statement that changes two or more
+	 * cursor rows of one session can close a cycle with it: those are locked in order first.
+	 */
 	private void lockCursors(List<Claim> claims) {
-		List<Claim> cursors = claims.stream().filter(Claim::cursor).toList();
-		if (cursors.size() < 2) {
+		Map<List<String>, List<Claim>> bySession = claims.stream()
+			.filter(Claim::cursor)
+			.collect(Collectors.groupingBy((c) -> List.of(c.contract(), c.session())));
+		List<Claim> cursors = bySession.values().stream().filter((same) -> same.size() > 1).flatMap(List::stream).toList();
+		if (cursors.isEmpty()) {
 			return;
 		}
 		this.jdbc.sql(LOCK_CURSORS)
