@@ -1,5 +1,7 @@
 package dev.a2.chaos;
 
+import java.util.List;
+
 import dev.a2.ConsumerContext;
 import dev.a2.NewEvent;
 import dev.a2.NonRetriableException;
@@ -11,8 +13,8 @@ import org.springframework.stereotype.Component;
 
 /**
  * One consumer of each kind, each leaving exactly one {@code effect.recorded} per order it handles:
- * three return it (committed with the unit's completion), one appends it from the run (made
- * idempotent by its derived id), and one fails where it is told to.
+ * four return it (committed with the unit's completion or the cursor's move), one appends it from the
+ * run (made idempotent by its derived id), and one fails where it is told to.
  */
 @Component
 class OrderConsumers {
@@ -34,6 +36,15 @@ class OrderConsumers {
 	@A2Consumer(contract = "orders", name = "cursor", types = "order.placed", lane = "cursor")
 	NewEvent cursor(OrderPlaced order, ConsumerContext context) {
 		return effect("cursor", order, context);
+	}
+
+	/**
+	 * A second cursor per session, run in batches: its effects commit with the cursor's move past each
+	 * batch. Two cursors of one session are finished and renewed together, beside appends to it.
+	 */
+	@A2Consumer(contract = "orders", name = "batch", types = "order.placed", lane = "batch")
+	List<NewEvent> batch(List<ConsumerContext> batch) {
+		return batch.stream().map((context) -> effect("batch", context.event().payload(OrderPlaced.class), context)).toList();
 	}
 
 	/** Appends at once instead of returning: a re-run after a kill appends the same id, which stores nothing. */

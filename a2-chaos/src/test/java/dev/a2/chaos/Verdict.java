@@ -18,7 +18,7 @@ import org.springframework.jdbc.core.JdbcTemplate;
 final class Verdict {
 
 	/** The consumers of {@code OrderConsumers}, each owing one effect per order (picky: per healthy order). */
-	static final List<String> CONSUMERS = List.of("independent", "keyed", "cursor", "appender", "picky");
+	static final List<String> CONSUMERS = List.of("independent", "keyed", "cursor", "batch", "appender", "picky");
 
 	private record Stored(String session, long index, String id, String type, String trigger, long triggerIndex,
 			String consumer, String customer, boolean poison) {
@@ -167,13 +167,14 @@ final class Verdict {
 			}
 		}
 
-		// a keyed lane runs a customer's orders in order; a cursor runs a session's in order
+		// a keyed lane runs a customer's orders in order; a cursor (batched or not) runs a session's in order
 		long outOfOrder = 0;
 		Map<String, Long> lastTrigger = new HashMap<>();
 		for (Stored effect : effects) {
 			String lane = switch (effect.consumer()) {
 				case "keyed" -> effect.session() + "/keyed/" + effect.customer();
 				case "cursor" -> effect.session() + "/cursor";
+				case "batch" -> effect.session() + "/batch";
 				default -> null;
 			};
 			if (lane == null) {
