@@ -154,7 +154,7 @@ public final class PostgresWorkStore implements WorkStore {
 
 	/**
 	 * Locks cursor rows in one order (an append locks its session's cursor rows by consumer), before a
-	 * statement that changes several of them in whatever order its plan visits them.
+	 * finish changes several of them in whatever order its plan visits them.
 	 */
 	private static final String LOCK_CURSORS = """
 			SELECT 1 FROM a2_cursor k
@@ -163,20 +163,43 @@ public final class PostgresWorkStore implements WorkStore {
 			ORDER BY k.contract, k.session_id, k.consumer
 			FOR UPDATE OF k""";
 
+	/**
+	 * Extends the leases of the claims still held, and answers those claims. It never waits for a row
+	 * lock: a heartbeat that waited could join a deadlock (finishes and appends lock the same rows),
+	 * and a late heartbeat lets leases lapse. A row locked right now (most likely its attempt is being
+	 * finished) keeps its lease until the next heartbeat and still answers as held when it was, as
+	 * of this statement's snapshot; a finish is fenced by its claim either way.
+	 */
 	private static final String RENEW = """
-			WITH units AS (
+			WITH f AS (
+			    SELECT * FROM unnest(:contracts, :sessions, :consumers, :indexes, :claims)
+			        AS f(contract, session_id, consumer, idx, claim)
+			), free_units AS (
+			    SELECT w.contract, w.session_id, w.consumer, w.idx FROM a2_work w
+			    JOIN f ON w.contract = f.contract AND w.session_id = f.session_id AND w.consumer = f.consumer
+			          AND w.idx = f.idx AND w.claim = f.claim
+			    FOR UPDATE OF w SKIP LOCKED
+			), units AS (
 			    UPDATE a2_work w SET lease_until = :leaseUntil
-			    FROM unnest(:contracts, :sessions, :consumers, :indexes, :claims) AS f(contract, session_id, consumer, idx, claim)
-			    WHERE w.contract = f.contract AND w.session_id = f.session_id AND w.consumer = f.consumer AND w.idx = f.idx
-			      AND w.claim = f.claim
-			    RETURNING w.claim
+			    FROM free_units l
+			    WHERE w.contract = l.contract AND w.session_id = l.session_id AND w.consumer = l.consumer AND w.idx = l.idx
+			), free_cursors AS (
+			    SELECT k.contract, k.session_id, k.consumer FROM a2_cursor k
+			    JOIN f ON k.contract = f.contract AND k.session_id = f.session_id AND k.consumer = f.consumer
+			          AND k.claim = f.claim
+			    FOR UPDATE OF k SKIP LOCKED
 			), cursors AS (
 			    UPDATE a2_cursor k SET lease_until = :leaseUntil
-			    FROM unnest(:contracts, :sessions, :consumers, :claims) AS f(contract, session_id, consumer, claim)
-			    WHERE k.contract = f.contract AND k.session_id = f.session_id AND k.consumer = f.consumer AND k.claim = f.claim
-			    RETURNING k.claim
+			    FROM free_cursors l
+			    WHERE k.contract = l.contract AND k.session_id = l.session_id AND k.consumer = l.consumer
 			)
-			SELECT claim FROM units UNION ALL SELECT claim FROM cursors""";
+			SELECT f.claim FROM f
+			WHERE EXISTS (SELECT 1 FROM a2_work w
+			              WHERE w.contract = f.contract AND w.session_id = f.session_id AND w.consumer = f.consumer
+			                AND w.idx = f.idx AND w.claim = f.claim)
+			   OR EXISTS (SELECT 1 FROM a2_cursor k
+			              WHERE k.contract = f.contract AND k.session_id = f.session_id AND k.consumer = f.consumer
+			                AND k.claim = f.claim)""";
 
 	private static final String RELEASE = """
 			WITH units AS (
@@ -449,8 +472,8 @@ public final class PostgresWorkStore implements WorkStore {
 	}
 
 	/**
-	 * An append locks the cursor rows of one session, so only a statement that changes two or more
-	 * cursor rows of one session can close a cycle with it: those are locked in order first.
+	 * An append locks the cursor rows of one session, so only a finish that changes two or more cursor
+	 * rows of one session can close a cycle with it: those are locked in order first.
 	 */
 	private void lockCursors(List<Claim> claims) {
 		Map<List<String>, List<Claim>> bySession = claims.stream()
@@ -494,19 +517,15 @@ public final class PostgresWorkStore implements WorkStore {
 		if (claims.isEmpty()) {
 			return Set.of();
 		}
-		return StoreFailures.guard(() -> new HashSet<>(this.transactions.execute((status) -> {
-			JdbcClient jdbc = leaseOnly(status);
-			lockCursors(List.copyOf(claims));
-			return jdbc.sql(RENEW)
-				.param("leaseUntil", time(leaseUntil))
-				.param("contracts", SqlArrays.of("text", claims.stream().map(Claim::contract).toArray()))
-				.param("sessions", SqlArrays.of("text", claims.stream().map(Claim::session).toArray()))
-				.param("consumers", SqlArrays.of("text", claims.stream().map(Claim::consumer).toArray()))
-				.param("indexes", SqlArrays.of("int8", claims.stream().map(Claim::index).toArray()))
-				.param("claims", SqlArrays.of("uuid", claims.stream().map(Claim::token).toArray()))
-				.query((rs, row) -> rs.getObject("claim", UUID.class))
-				.list();
-		})));
+		return StoreFailures.guard(() -> new HashSet<>(this.transactions.execute((status) -> leaseOnly(status).sql(RENEW)
+			.param("leaseUntil", time(leaseUntil))
+			.param("contracts", SqlArrays.of("text", claims.stream().map(Claim::contract).toArray()))
+			.param("sessions", SqlArrays.of("text", claims.stream().map(Claim::session).toArray()))
+			.param("consumers", SqlArrays.of("text", claims.stream().map(Claim::consumer).toArray()))
+			.param("indexes", SqlArrays.of("int8", claims.stream().map(Claim::index).toArray()))
+			.param("claims", SqlArrays.of("uuid", claims.stream().map(Claim::token).toArray()))
+			.query((rs, row) -> rs.getObject("claim", UUID.class))
+			.list())));
 	}
 
 	@Override

@@ -4,8 +4,11 @@ import java.sql.Connection;
 import java.sql.Statement;
 import java.time.Duration;
 import java.time.Instant;
+import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
+import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -141,6 +144,45 @@ class PostgresWorkStoreIntegrationTests {
 			}
 			assertThat(jdbc.sql("SELECT idx FROM a2_event ORDER BY idx").query(Long.class).list()).containsExactly(1L, 2L);
 			assertThat(jdbc.sql("SELECT target FROM a2_cursor ORDER BY consumer").query(Long.class).list()).containsExactly(2L, 2L);
+		}
+	}
+
+
+	@Test
+	void aRenewalDoesNotWaitForARowAnotherTransactionHoldsAndStillAnswersItsClaimAsHeld() throws Exception {
+		try (HikariDataSource dataSource = TestPostgres.newSchemaDataSource("work_store_renew", 3)) {
+			PostgresSchema.migrate(dataSource);
+			PostgresEventStore events = new PostgresEventStore(dataSource);
+			PostgresWorkStore work = new PostgresWorkStore(dataSource, events, 10);
+			events.append("chat", "s-1", List.of(new EventToStore("e-1", "message.sent", "{}", null,
+					List.of(WorkUnit.head("echo", null), WorkUnit.cursor("projection", false, null)))));
+			Instant now = Instant.now();
+			List<Claim> claims = work.claim("chat", "s-1", List.of("echo", "projection"), now, now.plus(Duration.ofSeconds(30)), 10);
+			assertThat(claims).hasSize(2);
+			JdbcClient jdbc = JdbcClient.create(dataSource);
+			Instant later = now.plus(Duration.ofMinutes(5));
+			try (Connection other = dataSource.getConnection()) {
+				// e.g. the finish of one attempt, or an append moving the cursor's target
+				other.setAutoCommit(false);
+				try (Statement statement = other.createStatement()) {
+					statement.execute("SELECT 1 FROM a2_work FOR UPDATE");
+					statement.execute("SELECT 1 FROM a2_cursor FOR UPDATE");
+				}
+				Set<UUID> held = CompletableFuture.supplyAsync(() -> work.renew(claims, later)).get(1, TimeUnit.MINUTES);
+				assertThat(held).containsExactlyInAnyOrderElementsOf(claims.stream().map(Claim::token).toList());
+				other.commit();
+			}
+			assertThat(jdbc.sql("SELECT count(*) FROM a2_work WHERE lease_until >= :later").param("later", later.atOffset(ZoneOffset.UTC))
+				.query(Integer.class).single()).isZero();
+			// the next heartbeat finds the rows free
+			assertThat(work.renew(claims, later)).hasSize(2);
+			assertThat(jdbc.sql("SELECT (SELECT count(*) FROM a2_work WHERE lease_until >= :later) + "
+					+ "(SELECT count(*) FROM a2_cursor WHERE lease_until >= :later)")
+				.param("later", later.atOffset(ZoneOffset.UTC))
+				.query(Integer.class).single()).isEqualTo(2);
+			// a claim that was ended is not held
+			jdbc.sql("UPDATE a2_work SET claim = NULL, lease_until = NULL").update();
+			assertThat(work.renew(claims, later)).containsExactly(claims.stream().filter(Claim::cursor).findFirst().orElseThrow().token());
 		}
 	}
 
