@@ -129,6 +129,8 @@ class ChaosIntegrationTests {
 			verdict.findings.forEach((f) -> System.out.println("finding: " + f));
 			List<String> loopFailures = ProcessLogs.loopFailures(logs);
 			loopFailures.forEach((f) -> System.out.println("claim loop failed: " + f));
+			System.out.println("statements failed by PostgreSQL to break a deadlock, in the processes' logs: "
+					+ ProcessLogs.deadlocks(logs));
 
 			assertThat(ledger.unexpectedAnswers()).as("answers other than 2xx or 503 STORE_UNAVAILABLE").isEmpty();
 			assertThat(loopFailures).as("claim loops that failed other than for the database being out of reach").isEmpty();

@@ -29,4 +29,21 @@ class ProcessLogsTests {
 		assertThat(ProcessLogs.loopFailures(logs)).containsExactly("app-0-1.log:1: java.lang.IllegalArgumentException");
 	}
 
+
+	@Test
+	void deadlocksAreCountedOncePerFailedStatement(@TempDir Path logs) throws IOException {
+		Files.writeString(logs.resolve("app-0-1.log"), """
+				2026-12-04T14:41:45.175Z  WARN 21937 --- [a2-chaos] [   a2-heartbeat] dev.a2.drain.Drainer                     : Could not renew the leases of running consumer attempts
+
+				org.springframework.dao.PessimisticLockingFailureException: PreparedStatementCallback; SQL [...]; ERROR: deadlock detected
+				Caused by: org.postgresql.util.PSQLException: ERROR: deadlock detected
+				  Detail: Process 21968 waits for ShareLock on transaction 300290; blocked by process 21969.
+				""");
+		Files.writeString(logs.resolve("app-1-1.log"), """
+				Caused by: org.postgresql.util.PSQLException: ERROR: deadlock detected
+				""");
+
+		assertThat(ProcessLogs.deadlocks(logs)).isEqualTo(2);
+	}
+
 }
