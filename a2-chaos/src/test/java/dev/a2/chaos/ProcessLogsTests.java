@@ -29,7 +29,6 @@ class ProcessLogsTests {
 		assertThat(ProcessLogs.loopFailures(logs)).containsExactly("app-0-1.log:1: java.lang.IllegalArgumentException");
 	}
 
-
 	@Test
 	void deadlocksAreCountedOncePerFailedStatement(@TempDir Path logs) throws IOException {
 		Files.writeString(logs.resolve("app-0-1.log"), """

@@ -80,7 +80,6 @@ class PostgresWorkStoreIntegrationTests {
 		}
 	}
 
-
 	@Test
 	void appendsNeverFailWhileTheSessionsCursorsAreClaimedFinishedAndRenewed() throws Exception {
 		try (HikariDataSource dataSource = TestPostgres.newSchemaDataSource("work_store_locks", 6)) {
@@ -112,7 +111,6 @@ class PostgresWorkStoreIntegrationTests {
 			assertThat(events.history("chat", "s-1", 0, 1000).head()).isEqualTo(500);
 		}
 	}
-
 
 	@Test
 	void anAppendThatPostgresqlFailsToBreakADeadlockIsStoredOnceByItsRetry() throws Exception {
@@ -146,7 +144,6 @@ class PostgresWorkStoreIntegrationTests {
 			assertThat(jdbc.sql("SELECT target FROM a2_cursor ORDER BY consumer").query(Long.class).list()).containsExactly(2L, 2L);
 		}
 	}
-
 
 	@Test
 	void aRenewalDoesNotWaitForARowAnotherTransactionHoldsAndStillAnswersItsClaimAsHeld() throws Exception {
