@@ -29,7 +29,6 @@ import org.jspecify.annotations.Nullable;
 
 import org.springframework.dao.DataAccessResourceFailureException;
 import org.springframework.dao.DuplicateKeyException;
-import org.springframework.dao.PessimisticLockingFailureException;
 import org.springframework.jdbc.core.RowMapper;
 import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.jdbc.core.simple.JdbcClient.StatementSpec;
@@ -167,12 +166,6 @@ public final class PostgresEventStore implements EventStore {
 			VALUES (:contract, :session, :index, :id, '%s', '{}', now(), :clearIndex)
 			RETURNING created_at""".formatted(CLEAR_MARKER);
 
-	/**
-	 * How often an append of its own is tried when PostgreSQL breaks a deadlock by failing it. Writers
-	 * of several cursor rows lock them in one order, so this is for the rare writer that cannot.
-	 */
-	private static final int DEADLOCK_ATTEMPTS = 3;
-
 	private static final RowMapper<SessionHead> HEAD_MAPPER = (rs, row) -> new SessionHead(rs.getLong("last_index"),
 			rs.getInt("clear_index"), rs.getLong("cleared_at"));
 
@@ -209,25 +202,10 @@ public final class PostgresEventStore implements EventStore {
 			return StoreFailures.guard(() -> this.transactions.execute((status) -> appendUnderLock(contract, session, events)));
 		}
 		return this.combiner.append(contract, session, events,
-				(combined) -> StoreFailures.guard(() -> appendAlone(contract, session, combined)));
+				(combined) -> StoreFailures.guard(() -> DeadlockRetry.run(() -> appendAlone(contract, session, combined))));
 	}
 
 	private List<StoredEvent> appendAlone(String contract, String session, List<EventToStore> events) {
-		for (int attempt = 1;; attempt++) {
-			try {
-				return appendOnce(contract, session, events);
-			}
-			catch (PessimisticLockingFailureException ex) {
-				// PostgreSQL broke a deadlock by failing this append, which changed nothing: the other
-				// transaction went on, so this one can now take its locks
-				if (attempt == DEADLOCK_ATTEMPTS) {
-					throw ex;
-				}
-			}
-		}
-	}
-
-	private List<StoredEvent> appendOnce(String contract, String session, List<EventToStore> events) {
 		if (TransactionSynchronizationManager.hasResource(this.dataSource)) {
 			// a connection is bound without a transaction (a SUPPORTS scope): leave it be
 			return this.transactions.execute((status) -> appendUnderLock(contract, session, events));

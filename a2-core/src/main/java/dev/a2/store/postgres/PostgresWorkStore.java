@@ -30,7 +30,6 @@ import dev.a2.store.StoredEvent;
 import dev.a2.store.WorkStore;
 import org.jspecify.annotations.Nullable;
 
-import org.springframework.dao.PessimisticLockingFailureException;
 import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.transaction.PlatformTransactionManager;
@@ -407,19 +406,8 @@ public final class PostgresWorkStore implements WorkStore {
 			.thenComparing((f) -> f.claim().session())
 			.thenComparing((f) -> f.claim().consumer())
 			.thenComparingLong((f) -> f.claim().index()));
-		return StoreFailures.guard(() -> {
-			for (int attempt = 1;; attempt++) {
-				try {
-					return this.transactions.execute((status) -> finishInTransaction(sorted, time(now)));
-				}
-				catch (PessimisticLockingFailureException ex) {
-					// every writer locks a session before its work rows, so this is a last resort
-					if (attempt == 3) {
-						throw ex;
-					}
-				}
-			}
-		});
+		return StoreFailures.guard(
+				() -> DeadlockRetry.run(() -> this.transactions.execute((status) -> finishInTransaction(sorted, time(now)))));
 	}
 
 	private Set<UUID> finishInTransaction(List<Finish> finishes, @Nullable OffsetDateTime now) {
