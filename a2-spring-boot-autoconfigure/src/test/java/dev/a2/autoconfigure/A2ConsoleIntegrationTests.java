@@ -1,6 +1,8 @@
 package dev.a2.autoconfigure;
 
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 
 import dev.a2.A2Server;
 import dev.a2.NewEvent;
@@ -73,9 +75,12 @@ class A2ConsoleIntegrationTests {
 	@Test
 	void aSessionsEventsArePagedInOrder() {
 		Session session = this.a2.session("orders", "console-events");
+		// one append: the shipper answers each order with an event of its own, which must not come between them
+		List<NewEvent> orders = new ArrayList<>();
 		for (int i = 0; i < 5; i++) {
-			session.append(NewEvent.of("order.placed", new OrderPlaced("sku-" + i, i + 1)));
+			orders.add(NewEvent.of("order.placed", new OrderPlaced("sku-" + i, i + 1)));
 		}
+		session.append(orders);
 		this.http.get().uri("/actuator/a2/events?contract=orders&session=console-events&after=2&limit=2")
 			.exchange()
 			.expectStatus().isOk()
