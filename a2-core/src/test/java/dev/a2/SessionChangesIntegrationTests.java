@@ -1,8 +1,14 @@
 package dev.a2;
 
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.stream.LongStream;
 
 import dev.a2.TestContracts.Note;
 import dev.a2.live.FeedItem;
@@ -111,6 +117,50 @@ class SessionChangesIntegrationTests {
 		assertThat(types).containsExactly("message.sent", "note");
 		assertThat(watching.session("chat", session.id()).history(0, 10).events().get(1).payload(Note.class).text())
 			.isEqualTo("echo of 1");
+	}
+
+	@Test
+	void subscribersOfABusySessionGetEveryEventWithoutAPoll() throws Exception {
+		A2Server server = server(false);
+		Scheduler scheduler = Schedulers.newBoundedElastic(16, 1000, "feeds");
+		this.closing.add(scheduler::dispose);
+		// a poll of an hour: a change whose wake-up is lost is never read
+		SessionFeeds feeds = new SessionFeeds(server.eventStore(), server.changes(), scheduler, Duration.ofHours(1));
+		this.closing.add(feeds);
+		Session session = server.session("chat", A2TestSupport.newSessionId());
+		List<List<Long>> received = new ArrayList<>();
+		for (int i = 0; i < 8; i++) {
+			List<Long> indexes = new CopyOnWriteArrayList<>();
+			received.add(indexes);
+			Disposable feed = feeds.events("chat", session.id(), 0).subscribe((item) -> {
+				if (item instanceof FeedItem.Events events) {
+					events.events().forEach((event) -> indexes.add(event.index()));
+				}
+			});
+			this.closing.add(feed::dispose);
+		}
+		await().atMost(SOONER).until(() -> feeds.sessions() == 1);
+		// bursts of appends at once, each burst read before the next: a lost wake-up leaves the
+		// subscribers short of the burst for good
+		ExecutorService writers = Executors.newFixedThreadPool(4);
+		this.closing.add(writers::shutdownNow);
+		for (int burst = 1; burst <= 40; burst++) {
+			CountDownLatch go = new CountDownLatch(1);
+			List<Future<?>> appends = new ArrayList<>();
+			for (int w = 0; w < 4; w++) {
+				appends.add(writers.submit(() -> {
+					go.await();
+					return session.append(message("burst"));
+				}));
+			}
+			go.countDown();
+			for (Future<?> append : appends) {
+				append.get();
+			}
+			List<Long> all = LongStream.rangeClosed(1, burst * 4L).boxed().toList();
+			await().atMost(SOONER).untilAsserted(() -> assertThat(received)
+				.allSatisfy((indexes) -> assertThat(indexes).containsExactlyElementsOf(all)));
+		}
 	}
 
 	private A2Server server(boolean runConsumers, Consumer... consumers) {

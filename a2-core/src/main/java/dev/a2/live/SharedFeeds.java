@@ -66,15 +66,15 @@ final class SharedFeeds<F extends SharedFeeds.Feed> {
 
 		private void done(boolean tell, Scheduler scheduler) {
 			boolean more;
-			long next;
 			synchronized (this) {
 				more = this.again;
 				this.again = false;
 				this.reading = false;
-				next = tell ? ++this.tick : -1;
-			}
-			if (next >= 0) {
-				this.ticks.tryEmitNext(next);
+				if (tell) {
+					// under the lock: the next read may finish while this tick is going out, and a sink
+					// drops a tick emitted at the same time as another (FAIL_NON_SERIALIZED)
+					this.ticks.tryEmitNext(++this.tick);
+				}
 			}
 			if (more) {
 				wake(scheduler);
