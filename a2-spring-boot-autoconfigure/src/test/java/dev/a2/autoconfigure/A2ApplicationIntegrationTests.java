@@ -19,6 +19,7 @@ import dev.a2.autoconfigure.OrdersApplication.OrderPlaced;
 import dev.a2.autoconfigure.OrdersApplication.Poison;
 import dev.a2.test.TestPostgres;
 import io.micrometer.observation.tck.TestObservationRegistry;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.beans.factory.annotation.Autowired;
@@ -62,6 +63,11 @@ class A2ApplicationIntegrationTests {
 
 	@Autowired
 	private TestObservationRegistry observations;
+
+	@BeforeEach
+	void poisonIsFatalAgain() {
+		this.consumers.healed.set(false);
+	}
 
 	@TestConfiguration(proxyBeanMethods = false)
 	static class Observations {
@@ -166,7 +172,6 @@ class A2ApplicationIntegrationTests {
 
 	@Test
 	void concurrentRedrivesOfOneDeadLetterApplyOnce() throws Exception {
-		this.consumers.healed.set(false);
 		Session session = this.a2.session("orders", "poisoned-twice");
 		session.append(NewEvent.of("poison", new Poison("hemlock")));
 		await().atMost(Duration.ofSeconds(20))
