@@ -21,6 +21,12 @@ final class DrainTestSupport implements AutoCloseable {
 
 	static final Duration LEASE = Duration.ofSeconds(30);
 
+	/**
+	 * For tests that stall an attempt and let the clock take its lease: heartbeats come every third of
+	 * the lease on real time, and with this one none comes while the test runs.
+	 */
+	static final Duration LONG_LEASE = Duration.ofHours(1);
+
 	final HikariDataSource dataSource;
 
 	final MutableClock clock = new MutableClock();
