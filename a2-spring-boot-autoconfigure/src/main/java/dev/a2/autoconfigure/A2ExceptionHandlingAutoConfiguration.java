@@ -18,7 +18,7 @@ import org.springframework.http.ProblemDetail;
  */
 @AutoConfiguration
 @ConditionalOnWebApplication
-@ConditionalOnClass({ ProblemDetail.class, A2Exception.class })
+@ConditionalOnClass({ ProblemDetail.class, A2Exception.class, A2ExceptionHandling.class })
 public final class A2ExceptionHandlingAutoConfiguration {
 
 	@Bean

@@ -1,18 +1,15 @@
 package dev.a2.autoconfigure;
 
-import java.util.Map;
-
 import dev.a2.A2Server;
 import dev.a2.live.PresenceFeeds;
 import dev.a2.live.SessionFeeds;
 import dev.a2.web.A2Authorizer;
+import dev.a2.web.A2Endpoints;
 import dev.a2.web.A2Routes;
 import dev.a2.web.A2SocketHandler;
 import dev.a2.web.A2WebExceptionHandler;
 import dev.a2.web.A2WebSettings;
 import dev.a2.web.LiveConnections;
-import dev.a2.web.SocketHandshake;
-import dev.a2.web.SocketUpgrade;
 import dev.a2.wire.Wire;
 import dev.a2.wire.WireLimits;
 import io.micrometer.observation.ObservationRegistry;
@@ -36,16 +33,15 @@ import org.springframework.core.annotation.Order;
 import org.springframework.web.reactive.function.server.RouterFunction;
 import org.springframework.web.reactive.function.server.ServerResponse;
 import org.springframework.web.reactive.handler.SimpleUrlHandlerMapping;
-import org.springframework.web.reactive.socket.server.support.HandshakeWebSocketService;
 
 /**
- * A2's endpoints (§10) in a WebFlux application: the routes under {@code a2.web.base-path}, the
- * SSE streams and the socket, fed from the store on a bounded scheduler of their own. Each bean
- * backs off to the application's.
+ * A2's endpoints (§10, the {@code a2-webflux} library) in a WebFlux application: the routes under
+ * {@code a2.web.base-path}, the SSE streams and the socket, fed from the store on a bounded scheduler
+ * of their own. Each bean backs off to the application's.
  */
 @AutoConfiguration(after = A2AutoConfiguration.class)
 @ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.REACTIVE)
-@ConditionalOnClass({ RouterFunction.class, A2Server.class })
+@ConditionalOnClass({ RouterFunction.class, A2Server.class, A2Routes.class })
 @ConditionalOnBean(A2Server.class)
 @ConditionalOnBooleanProperty(name = "a2.web.enabled", matchIfMissing = true)
 public final class A2WebAutoConfiguration {
@@ -117,14 +113,7 @@ public final class A2WebAutoConfiguration {
 	@Bean
 	@ConditionalOnMissingBean(name = "a2SocketMapping")
 	SimpleUrlHandlerMapping a2SocketMapping(A2SocketHandler handler, A2Properties properties) {
-		A2Properties.Web web = properties.getWeb();
-		// frames up to twice the limit reach the handler, which answers them with an error frame;
-		// beyond that the socket is closed (1009), as the frame cannot be read to answer it
-		int maxFrame = (int) Math.min(Integer.MAX_VALUE, web.getMaxPushBytes().toBytes() * 2);
-		HandshakeWebSocketService service = new HandshakeWebSocketService(new SocketUpgrade(maxFrame));
-		SocketHandshake handshake = new SocketHandshake(service, handler, web.getAllowedOrigins());
-		String path = settings(properties).basePath() + "/*/socket";
-		return new SimpleUrlHandlerMapping(Map.of(path, handshake), -2);
+		return A2Endpoints.socketMapping(handler, settings(properties), properties.getWeb().getMaxPushBytes().toBytes());
 	}
 
 	@Bean
@@ -172,7 +161,7 @@ public final class A2WebAutoConfiguration {
 		@Bean
 		@ConditionalOnMissingBean
 		A2Authorizer a2Authorizer() {
-			return AuthenticatedCallers.AUTHORIZER;
+			return A2Authorizer.authenticated();
 		}
 
 	}

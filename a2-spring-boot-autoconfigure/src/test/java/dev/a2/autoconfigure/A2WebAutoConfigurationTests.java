@@ -1,7 +1,5 @@
 package dev.a2.autoconfigure;
 
-import java.util.List;
-
 import javax.sql.DataSource;
 
 import com.zaxxer.hikari.HikariDataSource;
@@ -21,9 +19,6 @@ import org.springframework.boot.test.context.runner.ReactiveWebApplicationContex
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.jdbc.datasource.DelegatingDataSource;
-import org.springframework.security.authentication.AnonymousAuthenticationToken;
-import org.springframework.security.authentication.UsernamePasswordAuthenticationToken;
-import org.springframework.security.core.authority.AuthorityUtils;
 import org.springframework.web.reactive.function.server.RouterFunction;
 import org.springframework.web.reactive.function.server.RouterFunctions;
 import org.springframework.web.reactive.function.server.ServerResponse;
@@ -77,18 +72,6 @@ class A2WebAutoConfigurationTests {
 			.withBean(DataSource.class, () -> new DelegatingDataSource(this.dataSource))
 			.withUserConfiguration(ChatContract.class)
 			.run((context) -> assertThat(context).doesNotHaveBean(A2Routes.class));
-	}
-
-	@Test
-	void withSpringSecurityOnlyAuthenticatedCallersAreLetIn() {
-		A2Authorizer authorizer = AuthenticatedCallers.AUTHORIZER;
-		assertThat(authorizer.allows(null, A2Permission.READ, "chat", "s")).isFalse();
-		assertThat(authorizer.allows(new AnonymousAuthenticationToken("key", "anonymous",
-				AuthorityUtils.createAuthorityList("ROLE_ANONYMOUS")), A2Permission.READ, "chat", "s")).isFalse();
-		assertThat(authorizer.allows(UsernamePasswordAuthenticationToken.unauthenticated("ann", "secret"), A2Permission.READ,
-				"chat", "s")).isFalse();
-		assertThat(authorizer.allows(UsernamePasswordAuthenticationToken.authenticated("ann", null, List.of()),
-				A2Permission.PUSH, "chat", "s")).isTrue();
 	}
 
 	@Configuration(proxyBeanMethods = false)

@@ -1,6 +1,4 @@
-package dev.a2.autoconfigure;
-
-import dev.a2.web.A2Authorizer;
+package dev.a2.web;
 
 import org.springframework.security.authentication.AnonymousAuthenticationToken;
 import org.springframework.security.core.Authentication;

@@ -23,7 +23,7 @@ import org.springframework.web.server.ServerWebExchange;
  * WebSocket API's. The server is read from each request, not guessed from the classpath, where
  * Reactor Netty is often present for {@code WebClient} beside another server.
  */
-public final class SocketUpgrade implements RequestUpgradeStrategy {
+final class SocketUpgrade implements RequestUpgradeStrategy {
 
 	private static final boolean REACTOR_NETTY = ClassUtils.isPresent("reactor.netty.http.server.HttpServerResponse",
 			SocketUpgrade.class.getClassLoader());
@@ -35,7 +35,7 @@ public final class SocketUpgrade implements RequestUpgradeStrategy {
 	private volatile @Nullable RequestUpgradeStrategy standard;
 
 	/** @param maxFrameBytes the largest frame read; a larger one closes the socket (1009) */
-	public SocketUpgrade(int maxFrameBytes) {
+	SocketUpgrade(int maxFrameBytes) {
 		this.maxFrameBytes = maxFrameBytes;
 		this.netty = REACTOR_NETTY ? Netty.strategy(maxFrameBytes) : null;
 	}

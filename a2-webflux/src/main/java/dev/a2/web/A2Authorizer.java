@@ -26,4 +26,13 @@ public interface A2Authorizer {
 		return (caller, permission, contract, session) -> true;
 	}
 
+	/**
+	 * Any caller Spring Security has authenticated, never an anonymous one: what A2's auto-configuration
+	 * gives when Spring Security is present and the application has no authorizer of its own. Needs
+	 * {@code spring-security-core} on the classpath.
+	 */
+	static A2Authorizer authenticated() {
+		return AuthenticatedCallers.AUTHORIZER;
+	}
+
 }

@@ -17,7 +17,7 @@ import org.springframework.web.server.WebHandler;
  * {@code a2.web.allowed-origins} names it, so a foreign site cannot open a socket with the user's
  * cookies (cross-site WebSocket hijacking). Clients that send no {@code Origin} are not browsers.
  */
-public final class SocketHandshake implements WebHandler {
+final class SocketHandshake implements WebHandler {
 
 	private final WebSocketService service;
 
@@ -25,7 +25,7 @@ public final class SocketHandshake implements WebHandler {
 
 	private final CorsConfiguration origins = new CorsConfiguration();
 
-	public SocketHandshake(WebSocketService service, WebSocketHandler handler, List<String> allowedOrigins) {
+	SocketHandshake(WebSocketService service, WebSocketHandler handler, List<String> allowedOrigins) {
 		this.service = service;
 		this.handler = handler;
 		this.origins.setAllowedOriginPatterns(allowedOrigins);

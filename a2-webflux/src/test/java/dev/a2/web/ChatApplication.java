@@ -8,10 +8,15 @@ import org.springframework.boot.autoconfigure.SpringBootApplication;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.Import;
 import org.springframework.http.client.ReactorResourceFactory;
 
-/** A WebFlux application with one chat contract, served by A2's routes as a user would. */
+/**
+ * A WebFlux application with one chat contract, served by A2's routes as a user would; A2 wired by hand
+ * ({@link HandWiredA2}), as this module has no auto-configuration.
+ */
 @SpringBootApplication
+@Import(HandWiredA2.class)
 public class ChatApplication {
 
 	public record MessageSent(@NotBlank String text, @NotBlank String author) {

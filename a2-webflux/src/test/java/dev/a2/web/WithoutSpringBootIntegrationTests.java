@@ -1,0 +1,110 @@
+package dev.a2.web;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+
+import com.zaxxer.hikari.HikariDataSource;
+import dev.a2.A2Server;
+import dev.a2.Contract;
+import dev.a2.store.postgres.PostgresSchema;
+import dev.a2.store.postgres.PostgresSessionChanges;
+import dev.a2.test.TestPostgres;
+import org.junit.jupiter.api.Test;
+import reactor.netty.DisposableServer;
+import reactor.netty.http.server.HttpServer;
+
+import org.springframework.context.annotation.AnnotationConfigApplicationContext;
+import org.springframework.core.ParameterizedTypeReference;
+import org.springframework.http.MediaType;
+import org.springframework.http.codec.ServerSentEvent;
+import org.springframework.http.server.reactive.HttpHandler;
+import org.springframework.http.server.reactive.ReactorHttpHandlerAdapter;
+import org.springframework.web.reactive.config.EnableWebFlux;
+import org.springframework.web.reactive.function.client.WebClient;
+import org.springframework.web.reactive.function.server.RouterFunction;
+import org.springframework.web.reactive.handler.SimpleUrlHandlerMapping;
+import org.springframework.web.server.adapter.WebHttpHandlerBuilder;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The endpoints in an application with no Spring Boot at all: a plain Spring context with
+ * {@code @EnableWebFlux}, an {@link A2Server} built by hand and the parts of {@link A2Endpoints} as its
+ * beans, served by Reactor Netty. A push is stored and answered, and the stream serves it.
+ */
+class WithoutSpringBootIntegrationTests {
+
+	record Note(String text) {
+	}
+
+	@Test
+	void aPlainWebFluxApplicationServesPushAndStream() {
+		try (HikariDataSource dataSource = TestPostgres.newSchemaDataSource("without_boot", 4);
+				PostgresSessionChanges changes = new PostgresSessionChanges(dataSource)) {
+			PostgresSchema.migrate(dataSource);
+			A2Server server = A2Server.builder()
+				.dataSource(dataSource)
+				.sessionChanges(changes)
+				.contract(Contract.builder("notes").event("note.added", Note.class).build())
+				.build();
+			try (A2Endpoints endpoints = A2Endpoints.builder(server).authorizer(A2Authorizer.permitAll()).build();
+					AnnotationConfigApplicationContext context = new AnnotationConfigApplicationContext()) {
+				context.register(WebFluxOnly.class);
+				context.registerBean("a2RouterFunction", RouterFunction.class,
+						endpoints::routerFunction);
+				context.registerBean("a2SocketMapping", SimpleUrlHandlerMapping.class,
+						endpoints::socketMapping);
+				context.registerBean("a2WebExceptionHandler", A2WebExceptionHandler.class, endpoints::exceptionHandler);
+				context.refresh();
+				HttpHandler handler = WebHttpHandlerBuilder.applicationContext(context).build();
+				DisposableServer http = HttpServer.create().port(0).handle(new ReactorHttpHandlerAdapter(handler)).bindNow();
+				try {
+					WebClient client = WebClient.create("http://localhost:" + http.port() + "/a2/notes/sessions/plain");
+					String pushed = client.post()
+						.uri("/events")
+						.contentType(MediaType.APPLICATION_JSON)
+						.bodyValue("{\"events\":[{\"id\":\"n-1\",\"type\":\"note.added\",\"payload\":{\"text\":\"hello\"}}]}")
+						.retrieve()
+						.bodyToMono(String.class)
+						.block(Duration.ofSeconds(20));
+					assertThat(pushed).contains("\"index\":1").contains("\"id\":\"n-1\"");
+
+					List<String> streamed = new ArrayList<>();
+					client.get()
+						.uri("/stream")
+						.accept(MediaType.TEXT_EVENT_STREAM)
+						.retrieve()
+						.bodyToFlux(new ParameterizedTypeReference<ServerSentEvent<String>>() {
+						})
+						.filter((event) -> "events".equals(event.event()))
+						.take(1)
+						.doOnNext((event) -> streamed.add(event.id() + " " + event.data()))
+						.blockLast(Duration.ofSeconds(20));
+					assertThat(streamed).singleElement().asString().startsWith("1 ").contains("hello");
+
+					String refused = client.post()
+						.uri("/events")
+						.contentType(MediaType.APPLICATION_JSON)
+						.bodyValue("{\"events\":[]}")
+						.exchangeToMono((response) -> response.bodyToMono(String.class)
+							.map((body) -> response.statusCode().value() + " " + body))
+						.block(Duration.ofSeconds(20));
+					assertThat(refused).startsWith("400 ").contains("\"code\":\"INVALID_PAYLOAD\"");
+				}
+				finally {
+					http.disposeNow();
+				}
+			}
+			finally {
+				server.close();
+			}
+		}
+	}
+
+	@EnableWebFlux
+	static class WebFluxOnly {
+
+	}
+
+}
