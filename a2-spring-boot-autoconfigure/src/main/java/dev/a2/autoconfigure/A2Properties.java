@@ -348,7 +348,7 @@ public class A2Properties {
 		/**
 		 * The longest JSON string (or number) a body or frame may hold, in characters.
 		 */
-		private int maxStringLength = 64 * 1024;
+		private int maxStringLength = 65536;
 
 		/**
 		 * How many sessions one socket may follow at once.
