@@ -8,18 +8,22 @@ import org.jspecify.annotations.Nullable;
  */
 public class A2Exception extends RuntimeException {
 
+	/** What went wrong, as the code of §11 (it gives the HTTP status). */
 	private final ErrorCode code;
 
+	/** An error with its code and a message saying what was wrong and how to fix it. */
 	public A2Exception(ErrorCode code, String message) {
 		super(message);
 		this.code = code;
 	}
 
+	/** An error with its code, a message and the failure that caused it. */
 	public A2Exception(ErrorCode code, String message, @Nullable Throwable cause) {
 		super(message, cause);
 		this.code = code;
 	}
 
+	/** What went wrong; {@link ErrorCode#httpStatus()} is the status an endpoint answers. */
 	public ErrorCode code() {
 		return this.code;
 	}

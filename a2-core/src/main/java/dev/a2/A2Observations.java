@@ -40,21 +40,28 @@ public final class A2Observations {
 	/** {@code sse} or {@code socket}. */
 	public static final String TRANSPORT = "a2.transport";
 
+	/** Low cardinality: the contract's name. */
 	public static final String CONTRACT = "a2.contract";
 
+	/** Low cardinality: the consumer's name. */
 	public static final String CONSUMER = "a2.consumer";
 
+	/** Low cardinality: the type of the event a run is for. */
 	public static final String EVENT_TYPE = "a2.event.type";
 
 	/** {@code completed}, {@code failed}, {@code dead_lettered}, {@code superseded} or {@code aborted}. */
 	public static final String OUTCOME = "a2.outcome";
 
+	/** High cardinality: the session id. */
 	public static final String SESSION = "a2.session";
 
+	/** High cardinality: the event's index in its session. */
 	public static final String EVENT_INDEX = "a2.event.index";
 
+	/** High cardinality: the event's id. */
 	public static final String EVENT_ID = "a2.event.id";
 
+	/** High cardinality: the attempt, 1 on the first try. */
 	public static final String ATTEMPT = "a2.attempt";
 
 	/** How far the session's known head is past the event (cursors), in events. */

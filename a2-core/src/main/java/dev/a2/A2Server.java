@@ -102,6 +102,7 @@ public final class A2Server implements AutoCloseable {
 				? new Drainer(new ServerDrainHost(this), work, builder.drain) : null;
 	}
 
+	/** A builder; a {@code DataSource} (or the stores) and at least one contract are required. */
 	public static Builder builder() {
 		return new Builder();
 	}
@@ -137,6 +138,7 @@ public final class A2Server implements AutoCloseable {
 		return this.consumers.getOrDefault(contract, Map.of()).get(name);
 	}
 
+	/** The clock of leases, back-offs, schedules and presence (the system clock unless one was given). */
 	public Clock clock() {
 		return this.clock;
 	}
@@ -389,21 +391,25 @@ public final class A2Server implements AutoCloseable {
 			return this;
 		}
 
+		/** A store of events of one's own instead of the PostgreSQL store of the data source. */
 		public Builder eventStore(EventStore eventStore) {
 			this.eventStore = eventStore;
 			return this;
 		}
 
+		/** A store of state snapshots of one's own instead of the PostgreSQL store of the data source. */
 		public Builder snapshotStore(SnapshotStore snapshotStore) {
 			this.snapshotStore = snapshotStore;
 			return this;
 		}
 
+		/** A store of consumer work of one's own instead of the PostgreSQL store of the data source. */
 		public Builder workStore(WorkStore workStore) {
 			this.workStore = workStore;
 			return this;
 		}
 
+		/** A store of presence of one's own instead of the PostgreSQL store of the data source. */
 		public Builder presenceStore(PresenceStore presenceStore) {
 			this.presenceStore = presenceStore;
 			return this;
@@ -481,6 +487,7 @@ public final class A2Server implements AutoCloseable {
 			return this;
 		}
 
+		/** The server; it starts draining its consumers at once unless {@link #runConsumers(boolean)} said no. */
 		public A2Server build() {
 			if (this.contracts.isEmpty()) {
 				throw new IllegalStateException("an A2Server needs at least one contract");

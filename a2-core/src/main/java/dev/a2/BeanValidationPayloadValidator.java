@@ -13,6 +13,7 @@ public final class BeanValidationPayloadValidator implements PayloadValidator {
 
 	private final Validator validator;
 
+	/** Checks payloads with this Jakarta Bean Validation validator. */
 	public BeanValidationPayloadValidator(Validator validator) {
 		this.validator = validator;
 	}

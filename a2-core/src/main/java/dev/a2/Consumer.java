@@ -63,10 +63,12 @@ public final class Consumer {
 		return new Builder(contract, name);
 	}
 
+	/** The contract whose sessions it reads. */
 	public String contract() {
 		return this.contract;
 	}
 
+	/** Its name, unique in the contract. */
 	public String name() {
 		return this.name;
 	}
@@ -76,18 +78,22 @@ public final class Consumer {
 		return this.types;
 	}
 
+	/** How its work is ordered. */
 	public Lane lane() {
 		return this.lane;
 	}
 
+	/** Whether a fixed-lane cursor starts at the first event of sessions that existed before it. */
 	public boolean backfill() {
 		return this.backfill;
 	}
 
+	/** The event types (with their predicates) whose arrival aborts a running attempt. */
 	public List<AbortOn> abortOn() {
 		return this.abortOn;
 	}
 
+	/** The code run for one event (a batch consumer's runs its batch code with that one event). */
 	public Handler handler() {
 		return this.handler;
 	}
@@ -193,6 +199,7 @@ public final class Consumer {
 			return types(List.of(types));
 		}
 
+		/** The event types it takes; none for every type. */
 		public Builder types(List<String> types) {
 			if (types.isEmpty()) {
 				throw new IllegalArgumentException("consumer '" + this.name + "' lists no types; leave types out to take every type");
@@ -201,6 +208,7 @@ public final class Consumer {
 			return this;
 		}
 
+		/** How its work is ordered; {@link Lane#independent()} by default. */
 		public Builder lane(Lane lane) {
 			this.lane = Objects.requireNonNull(lane, "lane");
 			return this;
@@ -217,11 +225,13 @@ public final class Consumer {
 			return abortOn(type, (trigger, arrived) -> true);
 		}
 
+		/** Aborts a running attempt when an event of {@code type} arrives later in the session and {@code when} holds for (trigger, arrived). */
 		public Builder abortOn(String type, BiPredicate<Event, Event> when) {
 			this.abortOn.add(new AbortOn(type, when));
 			return this;
 		}
 
+		/** The consumer, running {@code handler} for each event. */
 		public Consumer run(Handler handler) {
 			Objects.requireNonNull(handler, "handler");
 			check();

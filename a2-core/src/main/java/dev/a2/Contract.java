@@ -42,10 +42,12 @@ public final class Contract {
 		this.reducers = Collections.unmodifiableMap(new LinkedHashMap<>(builder.reducers));
 	}
 
+	/** A builder of the contract named {@code name}: 1-64 characters of {@code [a-z0-9._-]}, starting with a letter or digit. */
 	public static Builder builder(String name) {
 		return new Builder(name);
 	}
 
+	/** Its name, which scopes every session, URL and table row of it. */
 	public String name() {
 		return this.name;
 	}
@@ -139,6 +141,7 @@ public final class Contract {
 			return this;
 		}
 
+		/** The contract; it refuses a contract with no event type. */
 		public Contract build() {
 			if (this.events.isEmpty()) {
 				throw new IllegalArgumentException("contract '" + this.name + "' declares no event types; add at least one with event(type, payloadType)");

@@ -18,9 +18,11 @@ import java.time.Duration;
 public record DrainSettings(Duration lease, Duration heartbeat, int concurrency, int claimBatch, Duration retryBase,
 		Duration retryMax, int maxFailures, int sweepBatch, int cursorBatch) {
 
+	/** The documented defaults: 30 s leases renewed every 10 s, 64 runs at once, back-off from 1 s to 5 min, 10 failures. */
 	public static final DrainSettings DEFAULTS = new DrainSettings(Duration.ofSeconds(30), Duration.ofSeconds(10), 64, 32,
 			Duration.ofSeconds(1), Duration.ofMinutes(5), 10, 1000, 256);
 
+	/** Checks that the lease is positive, the heartbeat shorter than it, and every count at least 1. */
 	public DrainSettings {
 		if (lease.isNegative() || lease.isZero() || heartbeat.isNegative() || heartbeat.isZero()
 				|| heartbeat.compareTo(lease) >= 0) {
@@ -37,26 +39,31 @@ public record DrainSettings(Duration lease, Duration heartbeat, int concurrency,
 		return Duration.ofMillis((long) Math.min(delay, this.retryMax.toMillis()));
 	}
 
+	/** These settings with another lease, renewed every third of it. */
 	public DrainSettings withLease(Duration lease) {
 		return new DrainSettings(lease, lease.dividedBy(3), this.concurrency, this.claimBatch, this.retryBase, this.retryMax,
 				this.maxFailures, this.sweepBatch, this.cursorBatch);
 	}
 
+	/** These settings with another back-off. */
 	public DrainSettings withRetry(Duration base, Duration max) {
 		return new DrainSettings(this.lease, this.heartbeat, this.concurrency, this.claimBatch, base, max, this.maxFailures,
 				this.sweepBatch, this.cursorBatch);
 	}
 
+	/** These settings with another number of runs at once. */
 	public DrainSettings withConcurrency(int concurrency) {
 		return new DrainSettings(this.lease, this.heartbeat, concurrency, this.claimBatch, this.retryBase, this.retryMax,
 				this.maxFailures, this.sweepBatch, this.cursorBatch);
 	}
 
+	/** These settings with another number of events per cursor claim. */
 	public DrainSettings withCursorBatch(int cursorBatch) {
 		return new DrainSettings(this.lease, this.heartbeat, this.concurrency, this.claimBatch, this.retryBase, this.retryMax,
 				this.maxFailures, this.sweepBatch, cursorBatch);
 	}
 
+	/** These settings with another number of failures before a dead letter. */
 	public DrainSettings withMaxFailures(int maxFailures) {
 		return new DrainSettings(this.lease, this.heartbeat, this.concurrency, this.claimBatch, this.retryBase, this.retryMax,
 				maxFailures, this.sweepBatch, this.cursorBatch);

@@ -18,6 +18,7 @@ import org.jspecify.annotations.Nullable;
  */
 public sealed interface Lane {
 
+	/** Every matching event is a unit of its own (the default). */
 	static Lane independent() {
 		return Independent.INSTANCE;
 	}
@@ -41,6 +42,7 @@ public sealed interface Lane {
 	/** Every matching event is its own unit. */
 	enum Independent implements Lane {
 
+		/** The only independent lane. */
 		INSTANCE
 
 	}

@@ -13,10 +13,12 @@ import org.jspecify.annotations.Nullable;
  */
 public record NewEvent(String type, @Nullable Object payload, @Nullable String id) {
 
+	/** An event to append, whose id A2 gives (random, or derived in a consumer's run). */
 	public static NewEvent of(String type, Object payload) {
 		return new NewEvent(type, payload, null);
 	}
 
+	/** An event to append with its own id: the same id again in the session is not appended twice. */
 	public static NewEvent of(String type, Object payload, String id) {
 		return new NewEvent(type, payload, id);
 	}

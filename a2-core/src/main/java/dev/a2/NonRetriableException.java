@@ -5,10 +5,12 @@ package dev.a2;
  */
 public class NonRetriableException extends RuntimeException {
 
+	/** A failure that dead-letters the unit at once. */
 	public NonRetriableException(String message) {
 		super(message);
 	}
 
+	/** A failure that dead-letters the unit at once, with its cause. */
 	public NonRetriableException(String message, Throwable cause) {
 		super(message, cause);
 	}

@@ -8,6 +8,7 @@ import java.util.Map;
  */
 public record PresenceSnapshot(Map<String, Map<String, PresenceValue>> participants) {
 
+	/** No one present. */
 	public static final PresenceSnapshot EMPTY = new PresenceSnapshot(Map.of());
 
 }

@@ -14,12 +14,14 @@ import java.util.function.BiFunction;
  */
 public record Reducer<S>(Class<S> stateType, S initial, BiFunction<S, Event, S> fold) {
 
+	/** Checks that no part is missing. */
 	public Reducer {
 		Objects.requireNonNull(stateType, "stateType");
 		Objects.requireNonNull(initial, "initial");
 		Objects.requireNonNull(fold, "fold");
 	}
 
+	/** A reducer of {@code stateType} from {@code initial}, folding with {@code fold}. */
 	public static <S> Reducer<S> of(Class<S> stateType, S initial, BiFunction<S, Event, S> fold) {
 		return new Reducer<>(stateType, initial, fold);
 	}

@@ -29,6 +29,7 @@ public final class RunSession {
 		this.cause = cause;
 	}
 
+	/** The session id. */
 	public String id() {
 		return this.session.id();
 	}
@@ -54,10 +55,12 @@ public final class RunSession {
 		return this.session.state(reducer, this.trigger.index());
 	}
 
+	/** The reducer's state as of the event at {@code through}. */
 	public SessionState<?> state(String reducer, long through) {
 		return this.session.state(reducer, through);
 	}
 
+	/** Events after index {@code after}, at most {@code limit}, with the session's head. */
 	public HistoryPage history(long after, int limit) {
 		return this.session.history(after, limit);
 	}
@@ -90,6 +93,7 @@ public final class RunSession {
 		schedule(name, this.session.server().clock().instant().plus(delay), events);
 	}
 
+	/** Appends {@code events} at {@code at}, once across instances; a re-run scheduling again changes nothing. */
 	public void schedule(String name, Instant at, NewEvent... events) {
 		String id = DerivedIds.schedule(this.session.contract().name(), this.session.id(), this.trigger.id(), name,
 				this.trigger.clearIndex(), this.consumer.name());
@@ -103,10 +107,12 @@ public final class RunSession {
 		this.session.scheduleTask(id, this.session.server().clock().instant().plus(delay), List.of(), ifLastIndex, true);
 	}
 
+	/** Clears the session: a marker, history and state start over, the pending work of earlier events ends. */
 	public long clear() {
 		return this.session.clear();
 	}
 
+	/** Clears the session if its last index is still {@code ifLastIndex}; {@code CONFLICT} otherwise. */
 	public long clear(long ifLastIndex) {
 		return this.session.clear(ifLastIndex);
 	}

@@ -55,10 +55,12 @@ public final class Session {
 		this.id = id;
 	}
 
+	/** The session id. */
 	public String id() {
 		return this.id;
 	}
 
+	/** The contract the session belongs to. */
 	public Contract contract() {
 		return this.contract;
 	}

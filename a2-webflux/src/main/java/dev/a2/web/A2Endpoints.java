@@ -183,11 +183,13 @@ public final class A2Endpoints implements AutoCloseable {
 			return this;
 		}
 
+		/** Where the endpoints' observations ({@code a2.push}, {@code a2.stream}) go; none by default. */
 		public Builder observationRegistry(ObservationRegistry observations) {
 			this.observations = Objects.requireNonNull(observations, "observations");
 			return this;
 		}
 
+		/** The endpoints; it refuses to build without an authorizer. */
 		public A2Endpoints build() {
 			if (this.authorizer == null) {
 				throw new IllegalStateException("A2Endpoints needs an A2Authorizer to decide who may read, push, "

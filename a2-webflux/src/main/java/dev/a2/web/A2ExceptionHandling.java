@@ -17,6 +17,7 @@ import org.springframework.web.bind.annotation.RestControllerAdvice;
 @RestControllerAdvice
 public class A2ExceptionHandling {
 
+	/** The problem body of the exception, with the status of its code. */
 	@ExceptionHandler(A2Exception.class)
 	public ResponseEntity<ProblemDetail> a2Exception(A2Exception ex) {
 		ProblemDetail problem = problem(ex);

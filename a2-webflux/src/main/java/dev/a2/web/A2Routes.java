@@ -30,6 +30,7 @@ public final class A2Routes {
 
 	private final String basePath;
 
+	/** The routes over a server, with the parts {@link A2Endpoints} and the auto-configuration share. */
 	public A2Routes(A2Server server, Wire wire, SessionFeeds feeds, PresenceFeeds presence, A2Authorizer authorizer,
 			Scheduler scheduler, A2WebSettings settings, ObservationRegistry observations, LiveConnections connections) {
 		Access access = new Access(authorizer);
@@ -40,6 +41,7 @@ public final class A2Routes {
 				connections);
 	}
 
+	/** Push, history, stream, state, presence and clear under the base path. */
 	public RouterFunction<ServerResponse> routes() {
 		String session = this.basePath + "/{contract}/sessions/{session}";
 		return RouterFunctions.route()

@@ -21,6 +21,7 @@ public final class A2WebExceptionHandler implements WebExceptionHandler {
 
 	private final JsonMapper mapper;
 
+	/** Writes A2's error bodies with {@code mapper}. */
 	public A2WebExceptionHandler(JsonMapper mapper) {
 		this.mapper = mapper;
 	}

@@ -13,6 +13,7 @@ import java.util.List;
  */
 public record A2WebSettings(String basePath, Duration ping, int maxSubscriptionsPerSocket, List<String> allowedOrigins) {
 
+	/** Drops a trailing {@code /} of the base path and copies the origins. */
 	public A2WebSettings {
 		basePath = basePath.endsWith("/") ? basePath.substring(0, basePath.length() - 1) : basePath;
 		allowedOrigins = List.copyOf(allowedOrigins);

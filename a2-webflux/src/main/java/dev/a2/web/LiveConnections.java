@@ -28,10 +28,12 @@ public final class LiveConnections implements SmartLifecycle {
 
 	private boolean stopped;
 
+	/** How many streams are open. */
 	public int streams() {
 		return this.streams.get();
 	}
 
+	/** How many sockets are open. */
 	public int sockets() {
 		return this.sockets.get();
 	}
