@@ -15,6 +15,7 @@ import java.util.regex.Pattern;
 
 import org.junit.jupiter.api.Test;
 import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.node.ArrayNode;
 import tools.jackson.databind.json.JsonMapper;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -52,8 +53,12 @@ class ConfigurationPageTests {
 	}
 
 	@Test
-	void everyPropertyOfA2IsOnThePageWithItsDefault() throws IOException {
-		String rendered = render(JsonMapper.builder().build().readTree(Files.readString(METADATA)));
+	void everyPropertyHasARowWithItsDefaultAndMeaning() throws IOException {
+		JsonNode metadata = JsonMapper.builder().build().readTree(Files.readString(METADATA));
+		String rendered = render(metadata);
+		for (JsonNode property : metadata.get("properties")) {
+			assertThat(rendered).contains("| `" + property.get("name").asString() + "` | ");
+		}
 		assertThat(rendered).contains("| `a2.drain.lease` | `30s` |")
 			.contains("| `a2.web.max-string-length` | `65536` |")
 			.contains("| `a2.web.allowed-origins` | (none) |")
@@ -61,6 +66,19 @@ class ConfigurationPageTests {
 			.contains("One of `always`, `never`.")
 			.contains("`<base-path>/{contract}/socket`")
 			.doesNotContain("{@");
+	}
+
+	@Test
+	void aPropertyAddedChangesThePage() throws IOException {
+		JsonNode metadata = JsonMapper.builder().build().readTree(Files.readString(METADATA));
+		String before = render(metadata);
+		((ArrayNode) metadata.get("properties")).addObject()
+			.put("name", "a2.web.new-setting")
+			.put("type", "java.lang.Integer")
+			.put("description", "A setting added later.")
+			.put("defaultValue", 7);
+		assertThat(render(metadata)).isNotEqualTo(before)
+			.contains("| `a2.web.new-setting` | `7` | A setting added later. |");
 	}
 
 	private static String firstDifference(String page, String rendered) {
