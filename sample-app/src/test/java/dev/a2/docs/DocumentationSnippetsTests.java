@@ -1,0 +1,90 @@
+package dev.a2.docs;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The Java the documentation shows is code that compiles, shown verbatim (tabs as four spaces): the
+ * README's new application is {@code com.example.shop.ShopApplication} of this module's tests, which
+ * {@code ShopApplicationIntegrationTests} runs; the blocks of docs/web.md are the tagged regions of
+ * {@link WebPageSnippets}. The README also names the Spring Boot, Java and A2 versions the build uses.
+ */
+class DocumentationSnippetsTests {
+
+	static final Path ROOT = Path.of("..");
+
+	static final Path SNIPPETS = ROOT.resolve("sample-app/src/test/java/dev/a2/docs/WebPageSnippets.java");
+
+	private static final Pattern JAVA_BLOCK = Pattern.compile("```java\\n(.*?)```", Pattern.DOTALL);
+
+	@Test
+	void theReadmeShowsTheNewApplicationAsItCompiles() throws IOException {
+		String source = Files
+			.readString(ROOT.resolve("sample-app/src/test/java/com/example/shop/ShopApplication.java"))
+			.replace("\t", "    ");
+		assertThat(javaBlocks(ROOT.resolve("README.md")))
+			.as("a ```java block of README.md equal to ShopApplication.java (tabs as four spaces): copy it over")
+			.contains(source);
+	}
+
+	@Test
+	void theWebPageShowsItsSnippetsAsTheyCompile() throws IOException {
+		List<String> blocks = javaBlocks(ROOT.resolve("docs/web.md"));
+		for (String tag : List.of("without-spring-boot", "authorizer")) {
+			assertThat(blocks).as("a ```java block of docs/web.md equal to the region '%s' of WebPageSnippets.java "
+					+ "(tabs as four spaces, its indentation removed): copy it over", tag)
+				.contains(region(Files.readString(SNIPPETS), tag));
+		}
+	}
+
+	@Test
+	void theReadmeNamesTheBuildsVersions() throws IOException {
+		String pom = Files.readString(ROOT.resolve("pom.xml"));
+		String readme = Files.readString(ROOT.resolve("README.md"));
+		assertThat(readme).contains("<version>" + tag(pom, "spring-boot.version") + "</version>")
+			.contains("<version>" + tag(pom, "version") + "</version>")
+			.contains("Java " + tag(pom, "java.version"));
+	}
+
+	static List<String> javaBlocks(Path page) throws IOException {
+		List<String> blocks = new ArrayList<>();
+		Matcher block = JAVA_BLOCK.matcher(Files.readString(page));
+		while (block.find()) {
+			blocks.add(block.group(1));
+		}
+		return blocks;
+	}
+
+	/** The lines between {@code // tag::name[]} and {@code // end::name[]}, less their common indentation. */
+	static String region(String source, String name) {
+		List<String> lines = source.lines().toList();
+		int start = lines.indexOf(lines.stream().filter((l) -> l.strip().equals("// tag::" + name + "[]")).findFirst()
+			.orElseThrow(() -> new AssertionError("no region " + name)));
+		int end = lines.indexOf(lines.stream().filter((l) -> l.strip().equals("// end::" + name + "[]")).findFirst()
+			.orElseThrow(() -> new AssertionError("no end of region " + name)));
+		List<String> region = lines.subList(start + 1, end);
+		int indent = region.stream().filter((l) -> !l.isBlank())
+			.mapToInt((l) -> l.length() - l.stripLeading().length()).min().orElse(0);
+		StringBuilder text = new StringBuilder();
+		for (String line : region) {
+			text.append(line.isBlank() ? "" : line.substring(indent).replace("\t", "    ")).append('\n');
+		}
+		return text.toString();
+	}
+
+	private static String tag(String pom, String name) {
+		Matcher tag = Pattern.compile("<" + Pattern.quote(name) + ">([^<]+)</").matcher(pom);
+		assertThat(tag.find()).as("<%s> in pom.xml", name).isTrue();
+		return tag.group(1);
+	}
+
+}
