@@ -10,6 +10,7 @@ package dev.a2.wire;
  */
 public record WireLimits(int maxBytes, int maxDepth, int maxStringLength, int maxEvents) {
 
-	public static final WireLimits DEFAULTS = new WireLimits(256 * 1024, 32, 256 * 1024, 100);
+	/** The limits {@code a2.web.*} defaults to: 256 KiB, depth 32, strings of 64 Ki characters, 100 events. */
+	public static final WireLimits DEFAULTS = new WireLimits(256 * 1024, 32, 64 * 1024, 100);
 
 }

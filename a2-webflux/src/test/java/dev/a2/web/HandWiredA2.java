@@ -67,7 +67,7 @@ class HandWiredA2 {
 		WireLimits defaults = WireLimits.DEFAULTS;
 		return new Wire(mapper.getIfUnique(() -> JsonMapper.builder().build()), new WireLimits(
 				(int) env.getProperty("a2.web.max-push-bytes", DataSize.class, DataSize.ofBytes(defaults.maxBytes())).toBytes(),
-				defaults.maxDepth(), env.getProperty("a2.web.max-string-length", Integer.class, 64 * 1024),
+				defaults.maxDepth(), env.getProperty("a2.web.max-string-length", Integer.class, defaults.maxStringLength()),
 				env.getProperty("a2.web.max-events-per-push", Integer.class, defaults.maxEvents())));
 	}
 
