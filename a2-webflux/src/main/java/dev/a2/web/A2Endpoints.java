@@ -146,7 +146,7 @@ public final class A2Endpoints implements AutoCloseable {
 
 		/**
 		 * Who may read, push, write presence and clear; {@link A2Authorizer#permitAll()} opens them to all.
-		 * Give the same authorizer to the application's operator views, if any.
+		 * The {@code a2} actuator endpoint, where an application has one, takes the same authorizer.
 		 */
 		public Builder authorizer(A2Authorizer authorizer) {
 			this.authorizer = Objects.requireNonNull(authorizer, "authorizer");
