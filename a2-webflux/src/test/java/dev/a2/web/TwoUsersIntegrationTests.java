@@ -118,6 +118,8 @@ class TwoUsersIntegrationTests {
 			bob.awaitFrame((frame) -> bob.received.stream().filter(errorAbout(session)).count() == 3);
 			bob.send("{\"type\":\"ping\"}");
 			bob.awaitFrame(TestSocket.type("pong"));
+			assertThat(bob.received.stream().filter(errorAbout(session)).map(TwoUsersIntegrationTests::code))
+				.containsExactly("FORBIDDEN", "FORBIDDEN", "FORBIDDEN");
 			assertThat(bob.received).noneMatch(TestSocket.type("subscribed")).noneMatch(TestSocket.type("events"));
 		}
 		assertThat(ids(session)).containsExactly("a-1");
