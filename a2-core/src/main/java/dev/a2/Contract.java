@@ -2,8 +2,11 @@ package dev.a2;
 
 import java.util.Collections;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 import java.util.regex.Pattern;
 
 import org.jspecify.annotations.Nullable;
@@ -15,6 +18,9 @@ import org.jspecify.annotations.Nullable;
  * <pre>{@code
  * Contract chat = Contract.builder("chat")
  *     .event("message.sent", MessageSent.class)
+ *     .presence("typing", Boolean.class)
+ *     .event("answer.done", AnswerDone.class)
+ *     .serverOnly("answer.done")
  *     .presence("typing", Boolean.class)
  *     .reducer("count", Reducer.of(Integer.class, 0, (n, event) -> n + 1))
  *     .build();
@@ -35,9 +41,12 @@ public final class Contract {
 
 	private final Map<String, Reducer<?>> reducers;
 
+	private final Set<String> serverOnly;
+
 	private Contract(Builder builder) {
 		this.name = builder.name;
 		this.events = Collections.unmodifiableMap(new LinkedHashMap<>(builder.events));
+		this.serverOnly = Collections.unmodifiableSet(new LinkedHashSet<>(builder.serverOnly));
 		this.presence = Collections.unmodifiableMap(new LinkedHashMap<>(builder.presence));
 		this.reducers = Collections.unmodifiableMap(new LinkedHashMap<>(builder.reducers));
 	}
@@ -55,6 +64,20 @@ public final class Contract {
 	/** Event type to payload type, in declaration order. */
 	public Map<String, Class<?>> events() {
 		return this.events;
+	}
+
+	/**
+	 * The event types clients may not push: consumers and the application's own code write them
+	 * (an assistant's answer, an order's shipment). The endpoints refuse a push of one with
+	 * {@code FORBIDDEN}; {@link Session#append} takes them as any other type.
+	 */
+	public Set<String> serverOnly() {
+		return this.serverOnly;
+	}
+
+	/** Whether clients may not push events of {@code type}: see {@link #serverOnly()}. */
+	public boolean isServerOnly(String type) {
+		return this.serverOnly.contains(type);
 	}
 
 	/** Presence field to value type, in declaration order. */
@@ -76,8 +99,9 @@ public final class Contract {
 	public Reducer<?> reducer(String reducerName) {
 		Reducer<?> reducer = this.reducers.get(reducerName);
 		if (reducer == null) {
+			// names what was asked, never the reducers there are: the caller may be anyone
 			throw new A2Exception(ErrorCode.UNKNOWN_REDUCER, "contract '" + this.name + "' has no reducer '"
-					+ reducerName + "'; it has " + this.reducers.keySet());
+					+ reducerName + "'");
 		}
 		return reducer;
 	}
@@ -97,6 +121,8 @@ public final class Contract {
 		private final Map<String, Class<?>> presence = new LinkedHashMap<>();
 
 		private final Map<String, Reducer<?>> reducers = new LinkedHashMap<>();
+
+		private final Set<String> serverOnly = new LinkedHashSet<>();
 
 		private Builder(String name) {
 			Objects.requireNonNull(name, "name");
@@ -118,6 +144,17 @@ public final class Contract {
 						+ "' starts with 'a2.', which A2 keeps for its own events; choose another name");
 			}
 			putOnce(this.events, type, payloadType, "event type");
+			return this;
+		}
+
+		/**
+		 * Marks event types, declared with {@link #event} before or after, that clients may not push:
+		 * only consumers and the application's own code append them.
+		 */
+		public Builder serverOnly(String... types) {
+			for (String type : List.of(types)) {
+				this.serverOnly.add(Objects.requireNonNull(type, "type"));
+			}
 			return this;
 		}
 
@@ -145,6 +182,12 @@ public final class Contract {
 		public Contract build() {
 			if (this.events.isEmpty()) {
 				throw new IllegalArgumentException("contract '" + this.name + "' declares no event types; add at least one with event(type, payloadType)");
+			}
+			for (String type : this.serverOnly) {
+				if (!this.events.containsKey(type)) {
+					throw new IllegalArgumentException("contract '" + this.name + "' marks '" + type
+							+ "' server-only but declares no such event type; declare it with event(type, payloadType)");
+				}
 			}
 			return new Contract(this);
 		}

@@ -54,7 +54,24 @@ class ContractTests {
 	void unknownReducerIsAnError() {
 		assertThatThrownBy(() -> TestContracts.chat().reducer("nope")).isInstanceOf(A2Exception.class)
 			.satisfies((ex) -> assertThat(((A2Exception) ex).code()).isEqualTo(ErrorCode.UNKNOWN_REDUCER))
-			.hasMessageContaining("no reducer 'nope'");
+			.hasMessageContaining("no reducer 'nope'")
+			// what was asked, never what there is: the caller may be a stranger
+			.satisfies((ex) -> assertThat(ex.getMessage()).doesNotContain("count").doesNotContain("transcript"));
+	}
+
+	@Test
+	void serverOnlyTypesAreDeclaredTypes() {
+		Contract contract = Contract.builder("c")
+			.serverOnly("answer.done")
+			.event("question.asked", String.class)
+			.event("answer.done", String.class)
+			.build();
+		assertThat(contract.serverOnly()).containsExactly("answer.done");
+		assertThat(contract.isServerOnly("answer.done")).isTrue();
+		assertThat(contract.isServerOnly("question.asked")).isFalse();
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> Contract.builder("c").event("x", String.class).serverOnly("answer.don").build())
+			.withMessageContaining("marks 'answer.don' server-only but declares no such event type");
 	}
 
 }

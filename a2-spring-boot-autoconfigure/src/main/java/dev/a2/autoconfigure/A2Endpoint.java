@@ -1,5 +1,6 @@
 package dev.a2.autoconfigure;
 
+import java.security.Principal;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.LinkedHashMap;
@@ -14,6 +15,9 @@ import dev.a2.Lane;
 import dev.a2.RedriveAction;
 import dev.a2.store.DeadLetter;
 import dev.a2.store.WorkStore.PendingWork;
+import dev.a2.web.A2Access;
+import dev.a2.web.A2Authorizer;
+import dev.a2.web.A2Permission;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.boot.actuate.endpoint.InvalidEndpointRequestException;
@@ -32,6 +36,12 @@ import org.springframework.util.MimeType;
  * ({@code POST /actuator/a2/redrive}) and, when {@code a2.console.enabled}, the operator console
  * ({@code GET /actuator/a2/console}): a page on these operations, so it is exposed and secured
  * exactly like the endpoint.
+ * <p>
+ * Every operation but the console's page (which holds no data) asks the {@link A2Authorizer} for
+ * {@link A2Permission#OPERATE}: on the session for a session's events, its dead letters and a redrive,
+ * {@linkplain A2Access#operations(String) across sessions} for the overview and the dead letters of every
+ * session. The caller is the request's principal; over JMX there is none ({@code null}). A refusal
+ * answers 401 to an anonymous caller and 403 to a known one, before anything is looked up.
  */
 @Endpoint(id = "a2")
 public class A2Endpoint {
@@ -44,22 +54,38 @@ public class A2Endpoint {
 
 	private final A2Server server;
 
+	private final A2Authorizer authorizer;
+
 	private final boolean console;
 
-	public A2Endpoint(A2Server server) {
-		this(server, false);
+	/**
+	 * @param authorizer who may operate: the one A2's web endpoints ask
+	 */
+	public A2Endpoint(A2Server server, A2Authorizer authorizer) {
+		this(server, authorizer, false);
 	}
 
 	/**
+	 * @param authorizer who may operate: the one A2's web endpoints ask
 	 * @param console whether {@code GET /actuator/a2/console} serves the operator console
 	 */
-	public A2Endpoint(A2Server server, boolean console) {
+	public A2Endpoint(A2Server server, A2Authorizer authorizer, boolean console) {
 		this.server = server;
+		this.authorizer = authorizer;
 		this.console = console;
 	}
 
+	/** Contracts and consumers with their work: an operator's view across sessions. */
 	@ReadOperation
-	public Overview overview() {
+	public WebEndpointResponse<Object> overview(@Nullable Principal caller) {
+		WebEndpointResponse<Object> refused = refused(caller, A2Access.operations(null));
+		if (refused != null) {
+			return refused;
+		}
+		return json(overview(), 200);
+	}
+
+	private Overview overview() {
 		Map<String, PendingWork> pending = new LinkedHashMap<>();
 		for (PendingWork work : this.server.pendingWork()) {
 			pending.put(work.contract() + "/" + work.consumer(), work);
@@ -87,12 +113,12 @@ public class A2Endpoint {
 	 */
 	@ReadOperation(produces = { "application/json", "text/html" })
 	public WebEndpointResponse<Object> part(@Selector String part, @Nullable String contract, @Nullable String session,
-			@Nullable String consumer, @Nullable Long after, @Nullable Integer limit) {
+			@Nullable String consumer, @Nullable Long after, @Nullable Integer limit, @Nullable Principal caller) {
 		int bounded = (limit != null) ? Math.max(1, Math.min(limit, 1000)) : DEFAULT_LIMIT;
 		try {
 			return switch (part) {
-				case "dead-letters" -> json(this.server.deadLetters(contract, session, consumer, bounded), 200);
-				case "events" -> events(contract, session, (after != null) ? after : 0, bounded);
+				case "dead-letters" -> deadLetters(caller, contract, session, consumer, bounded);
+				case "events" -> events(caller, contract, session, (after != null) ? after : 0, bounded);
 				case "console" -> this.console ? new WebEndpointResponse<>(ConsolePage.html(), 200, HTML)
 						: error(404, "NOT_FOUND", "the operator console is off: set a2.console.enabled=true to serve it here");
 				default -> throw new InvalidEndpointRequestException("no such part of the a2 endpoint: '" + part + "'",
@@ -104,11 +130,40 @@ public class A2Endpoint {
 		}
 	}
 
-	private WebEndpointResponse<Object> events(@Nullable String contract, @Nullable String session, long after, int limit) {
+	private WebEndpointResponse<Object> deadLetters(@Nullable Principal caller, @Nullable String contract,
+			@Nullable String session, @Nullable String consumer, int limit) {
+		A2Access access = (contract != null && session != null) ? A2Access.of(A2Permission.OPERATE, contract, session)
+				: A2Access.operations(contract);
+		WebEndpointResponse<Object> refused = refused(caller, access);
+		if (refused != null) {
+			return refused;
+		}
+		return json(this.server.deadLetters(contract, session, consumer, limit), 200);
+	}
+
+	private WebEndpointResponse<Object> events(@Nullable Principal caller, @Nullable String contract,
+			@Nullable String session, long after, int limit) {
 		if (contract == null || session == null) {
 			return error(400, ErrorCode.INVALID_PAYLOAD.name(), "a session's events need contract and session");
 		}
+		WebEndpointResponse<Object> refused = refused(caller, A2Access.of(A2Permission.OPERATE, contract, session));
+		if (refused != null) {
+			return refused;
+		}
 		return json(this.server.session(contract, session).history(after, limit), 200);
+	}
+
+	/** The refusal of what the caller asks, or {@code null} when the authorizer lets it. */
+	private @Nullable WebEndpointResponse<Object> refused(@Nullable Principal caller, A2Access access) {
+		if (this.authorizer.allows(caller, access)) {
+			return null;
+		}
+		String where = access.acrossSessions() ? "across sessions"
+				: "on session '" + access.session() + "' of contract '" + access.contract() + "'";
+		if (caller == null) {
+			return error(401, ErrorCode.UNAUTHORIZED.name(), "operate " + where + " needs an authenticated caller");
+		}
+		return error(403, ErrorCode.FORBIDDEN.name(), "'" + caller.getName() + "' may not operate " + where);
 	}
 
 	/**
@@ -119,13 +174,18 @@ public class A2Endpoint {
 	 */
 	@WriteOperation
 	public WebEndpointResponse<Object> redrive(@Selector String redrive, @Nullable String contract,
-			@Nullable String session, @Nullable String consumer, @Nullable Long index, @Nullable String action) {
+			@Nullable String session, @Nullable String consumer, @Nullable Long index, @Nullable String action,
+			@Nullable Principal caller) {
 		if (!redrive.equals("redrive")) {
 			throw new InvalidEndpointRequestException("no such operation of the a2 endpoint: '" + redrive + "'", "unknown selector");
 		}
 		if (contract == null || session == null || consumer == null || index == null || action == null) {
 			return error(400, ErrorCode.INVALID_PAYLOAD.name(),
 					"a redrive needs contract, session, consumer, index and action (\"retry\" or \"skip\")");
+		}
+		WebEndpointResponse<Object> refused = refused(caller, A2Access.of(A2Permission.OPERATE, contract, session));
+		if (refused != null) {
+			return refused;
 		}
 		RedriveAction chosen;
 		switch (action) {

@@ -1,6 +1,7 @@
 package dev.a2.autoconfigure;
 
 import dev.a2.A2Server;
+import dev.a2.web.A2Authorizer;
 
 import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;
 import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
@@ -14,19 +15,21 @@ import org.springframework.context.annotation.Bean;
 /**
  * The {@code a2} actuator endpoint, when the actuator is present and the endpoint is exposed.
  * Like every actuator endpoint, it is not exposed over HTTP unless the application says so; its
- * operator console is served only with {@code a2.console.enabled}.
+ * operator console is served only with {@code a2.console.enabled}. Its operations ask the same
+ * {@link A2Authorizer} as A2's web endpoints, for {@code OPERATE}; it needs {@code a2-webflux}, which
+ * the starter brings.
  */
-@AutoConfiguration(after = A2AutoConfiguration.class)
+@AutoConfiguration(after = { A2AutoConfiguration.class, A2AuthorizationAutoConfiguration.class })
 @EnableConfigurationProperties(A2Properties.class)
-@ConditionalOnClass(Endpoint.class)
+@ConditionalOnClass({ Endpoint.class, A2Authorizer.class })
 @ConditionalOnAvailableEndpoint(A2Endpoint.class)
 public final class A2EndpointAutoConfiguration {
 
 	@Bean
-	@ConditionalOnBean(A2Server.class)
+	@ConditionalOnBean({ A2Server.class, A2Authorizer.class })
 	@ConditionalOnMissingBean
-	A2Endpoint a2Endpoint(A2Server server, A2Properties properties) {
-		return new A2Endpoint(server, properties.getConsole().isEnabled());
+	A2Endpoint a2Endpoint(A2Server server, A2Authorizer authorizer, A2Properties properties) {
+		return new A2Endpoint(server, authorizer, properties.getConsole().isEnabled());
 	}
 
 }

@@ -27,6 +27,8 @@ public class A2Properties {
 
 	private final Console console = new Console();
 
+	private final Security security = new Security();
+
 	public Store getStore() {
 		return this.store;
 	}
@@ -49,6 +51,30 @@ public class A2Properties {
 
 	public Console getConsole() {
 		return this.console;
+	}
+
+	public Security getSecurity() {
+		return this.security;
+	}
+
+	public static class Security {
+
+		/**
+		 * The authority a caller needs to operate A2 (the {@code a2} actuator endpoint and its console:
+		 * a session's events, redrive, the overview and dead letters) under the default authorizer that
+		 * applies when Spring Security is present and the application defines no {@code A2Authorizer}.
+		 * Authenticated callers without it may still read, push, write presence and clear.
+		 */
+		private String operatorAuthority = "ROLE_A2_OPERATOR";
+
+		public String getOperatorAuthority() {
+			return this.operatorAuthority;
+		}
+
+		public void setOperatorAuthority(String operatorAuthority) {
+			this.operatorAuthority = operatorAuthority;
+		}
+
 	}
 
 	public static class Console {
@@ -306,6 +332,17 @@ public class A2Properties {
 	}
 
 
+	/** As whom a caller may write presence. */
+	public enum PresenceParticipant {
+
+		/** A caller with a name only as the participant of that name. */
+		CALLER,
+
+		/** Any participant: the authorizer decides. */
+		ANY
+
+	}
+
 	public static class Web {
 
 		/**
@@ -365,6 +402,21 @@ public class A2Properties {
 		 * LISTEN connection is down); they also read every ten times this, always.
 		 */
 		private Duration poll = Duration.ofSeconds(1);
+
+		/**
+		 * As whom a caller may write presence, alone or beside a push: {@code caller} (a caller with a
+		 * name writes only as the participant of that name, else FORBIDDEN) or {@code any} (any
+		 * participant; the A2Authorizer, which sees the write, decides).
+		 */
+		private PresenceParticipant presenceParticipant = PresenceParticipant.CALLER;
+
+		public PresenceParticipant getPresenceParticipant() {
+			return this.presenceParticipant;
+		}
+
+		public void setPresenceParticipant(PresenceParticipant presenceParticipant) {
+			this.presenceParticipant = presenceParticipant;
+		}
 
 		public boolean isEnabled() {
 			return this.enabled;

@@ -10,11 +10,10 @@ import dev.a2.web.A2SocketHandler;
 import dev.a2.web.A2WebExceptionHandler;
 import dev.a2.web.A2WebSettings;
 import dev.a2.web.LiveConnections;
+import dev.a2.web.PresenceParticipant;
 import dev.a2.wire.Wire;
 import dev.a2.wire.WireLimits;
 import io.micrometer.observation.ObservationRegistry;
-import org.apache.commons.logging.Log;
-import org.apache.commons.logging.LogFactory;
 import reactor.core.scheduler.Scheduler;
 import reactor.core.scheduler.Schedulers;
 import tools.jackson.databind.json.JsonMapper;
@@ -25,7 +24,6 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
-import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -39,17 +37,12 @@ import org.springframework.web.reactive.handler.SimpleUrlHandlerMapping;
  * {@code a2.web.base-path}, the SSE streams and the socket, fed from the store on a bounded scheduler
  * of their own. Each bean backs off to the application's.
  */
-@AutoConfiguration(after = A2AutoConfiguration.class)
+@AutoConfiguration(after = { A2AutoConfiguration.class, A2AuthorizationAutoConfiguration.class })
 @ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.REACTIVE)
 @ConditionalOnClass({ RouterFunction.class, A2Server.class, A2Routes.class })
 @ConditionalOnBean(A2Server.class)
 @ConditionalOnBooleanProperty(name = "a2.web.enabled", matchIfMissing = true)
 public final class A2WebAutoConfiguration {
-
-	private static final Log logger = LogFactory.getLog(A2WebAutoConfiguration.class);
-
-	/** Spring Security in a WebFlux application: its filter chain's type. */
-	static final String SECURITY = "org.springframework.security.web.server.SecurityWebFilterChain";
 
 	/** Store calls of the endpoints: bounded threads and a bounded queue, never an event loop. */
 	@Bean(destroyMethod = "dispose")
@@ -125,7 +118,9 @@ public final class A2WebAutoConfiguration {
 
 	private static A2WebSettings settings(A2Properties properties) {
 		A2Properties.Web web = properties.getWeb();
-		return new A2WebSettings(web.getBasePath(), web.getPing(), web.getMaxSubscriptionsPerSocket(), web.getAllowedOrigins());
+		return new A2WebSettings(web.getBasePath(), web.getPing(), web.getMaxSubscriptionsPerSocket(), web.getAllowedOrigins(),
+				(web.getPresenceParticipant() == A2Properties.PresenceParticipant.ANY) ? PresenceParticipant.ANY
+						: PresenceParticipant.CALLER);
 	}
 
 	/** Gauges of the live connections, when Micrometer is present. */
@@ -149,35 +144,6 @@ public final class A2WebAutoConfiguration {
 					.description("Events read for subscribers that their connections have not taken yet")
 					.register(registry);
 			};
-		}
-
-	}
-
-	/** With Spring Security: only authenticated callers. */
-	@Configuration(proxyBeanMethods = false)
-	@ConditionalOnClass(name = SECURITY)
-	static final class SecuredAuthorization {
-
-		@Bean
-		@ConditionalOnMissingBean
-		A2Authorizer a2Authorizer() {
-			return A2Authorizer.authenticated();
-		}
-
-	}
-
-	/** Without Spring Security: everyone, said once at start-up. */
-	@Configuration(proxyBeanMethods = false)
-	@ConditionalOnMissingClass(SECURITY)
-	static final class OpenAuthorization {
-
-		@Bean
-		@ConditionalOnMissingBean
-		A2Authorizer a2Authorizer(A2Properties properties) {
-			logger.warn("A2's endpoints under " + properties.getWeb().getBasePath() + " are open to every caller: "
-					+ "define an A2Authorizer bean (or add Spring Security) to decide who may read, push, write "
-					+ "presence and clear");
-			return A2Authorizer.permitAll();
 		}
 
 	}

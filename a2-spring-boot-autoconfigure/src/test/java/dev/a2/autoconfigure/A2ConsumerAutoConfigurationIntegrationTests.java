@@ -18,6 +18,7 @@ import dev.a2.NewEvent;
 import dev.a2.Session;
 import dev.a2.spring.A2Consumer;
 import dev.a2.test.TestPostgres;
+import dev.a2.web.A2Authorizer;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -47,7 +48,8 @@ class A2ConsumerAutoConfigurationIntegrationTests {
 	private final HikariDataSource dataSource = TestPostgres.newSchemaDataSource("consumers", 8);
 
 	private final ApplicationContextRunner runner = new ApplicationContextRunner()
-		.withConfiguration(AutoConfigurations.of(A2AutoConfiguration.class, JacksonAutoConfiguration.class,
+		.withConfiguration(AutoConfigurations.of(A2AutoConfiguration.class, A2AuthorizationAutoConfiguration.class,
+				JacksonAutoConfiguration.class,
 				A2EndpointAutoConfiguration.class, A2HealthContributorAutoConfiguration.class,
 				A2MetricsAutoConfiguration.class))
 		.withBean(DataSource.class, () -> new DelegatingDataSource(this.dataSource))
@@ -156,7 +158,7 @@ class A2ConsumerAutoConfigurationIntegrationTests {
 		});
 		this.runner.withPropertyValues("management.health.a2.enabled=false")
 			.run((context) -> assertThat(context).doesNotHaveBean("a2HealthIndicator"));
-		this.runner.withBean(A2Endpoint.class, () -> new A2Endpoint(null) {
+		this.runner.withBean(A2Endpoint.class, () -> new A2Endpoint(null, A2Authorizer.permitAll()) {
 		}).run((context) -> assertThat(context).hasSingleBean(A2Endpoint.class));
 	}
 

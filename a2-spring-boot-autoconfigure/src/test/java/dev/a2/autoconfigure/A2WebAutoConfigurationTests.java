@@ -31,7 +31,8 @@ class A2WebAutoConfigurationTests {
 	private final HikariDataSource dataSource = TestPostgres.newSchemaDataSource("webautoconfig", 4);
 
 	private final ReactiveWebApplicationContextRunner runner = new ReactiveWebApplicationContextRunner()
-		.withConfiguration(AutoConfigurations.of(A2AutoConfiguration.class, A2WebAutoConfiguration.class,
+		.withConfiguration(AutoConfigurations.of(A2AutoConfiguration.class, A2AuthorizationAutoConfiguration.class,
+				A2WebAutoConfiguration.class,
 				JacksonAutoConfiguration.class))
 		.withBean(DataSource.class, () -> new DelegatingDataSource(this.dataSource))
 		.withUserConfiguration(ChatContract.class);
@@ -68,7 +69,8 @@ class A2WebAutoConfigurationTests {
 	@Test
 	void aServletApplicationGetsNoWebFluxEndpoints() {
 		new ApplicationContextRunner()
-			.withConfiguration(AutoConfigurations.of(A2AutoConfiguration.class, A2WebAutoConfiguration.class))
+			.withConfiguration(AutoConfigurations.of(A2AutoConfiguration.class, A2AuthorizationAutoConfiguration.class,
+					A2WebAutoConfiguration.class))
 			.withBean(DataSource.class, () -> new DelegatingDataSource(this.dataSource))
 			.withUserConfiguration(ChatContract.class)
 			.run((context) -> assertThat(context).doesNotHaveBean(A2Routes.class));

@@ -144,15 +144,32 @@ public final class A2Endpoints implements AutoCloseable {
 			this.server = Objects.requireNonNull(server, "server");
 		}
 
-		/** Who may read, push, write presence and clear; {@link A2Authorizer#permitAll()} opens them to all. */
+		/**
+		 * Who may read, push, write presence and clear; {@link A2Authorizer#permitAll()} opens them to all.
+		 * The {@code a2} actuator endpoint, where an application has one, takes the same authorizer.
+		 */
 		public Builder authorizer(A2Authorizer authorizer) {
 			this.authorizer = Objects.requireNonNull(authorizer, "authorizer");
 			return this;
 		}
 
-		/** Base path, pings, subscriptions per socket and allowed origins (default {@code /a2}, 15 s, 100, none). */
+		/**
+		 * Base path, pings, subscriptions per socket, allowed origins and presence participants (default
+		 * {@code /a2}, 15 s, 100, none, {@link PresenceParticipant#CALLER}).
+		 */
 		public Builder settings(A2WebSettings settings) {
 			this.settings = Objects.requireNonNull(settings, "settings");
+			return this;
+		}
+
+		/**
+		 * As whom a caller may write presence: by default ({@link PresenceParticipant#CALLER}) a caller with
+		 * a name only as that participant; {@link PresenceParticipant#ANY} leaves it to the authorizer.
+		 */
+		public Builder presenceParticipant(PresenceParticipant presenceParticipant) {
+			A2WebSettings current = this.settings;
+			this.settings = new A2WebSettings(current.basePath(), current.ping(), current.maxSubscriptionsPerSocket(),
+					current.allowedOrigins(), Objects.requireNonNull(presenceParticipant, "presenceParticipant"));
 			return this;
 		}
 

@@ -33,11 +33,11 @@ public final class A2Routes {
 	/** The routes over a server, with the parts {@link A2Endpoints} and the auto-configuration share. */
 	public A2Routes(A2Server server, Wire wire, SessionFeeds feeds, PresenceFeeds presence, A2Authorizer authorizer,
 			Scheduler scheduler, A2WebSettings settings, ObservationRegistry observations, LiveConnections connections) {
-		Access access = new Access(authorizer);
+		Access access = new Access(server, authorizer, settings.presenceParticipant());
 		this.wire = wire;
 		this.basePath = settings.basePath();
 		this.sessions = new SessionHandlers(server, wire, access, scheduler, observations);
-		this.streams = new StreamHandler(server, wire, feeds, presence, access, scheduler, settings, observations,
+		this.streams = new StreamHandler(wire, feeds, presence, access, scheduler, settings, observations,
 				connections);
 	}
 

@@ -3,29 +3,65 @@ package dev.a2.web;
 import java.security.Principal;
 
 import dev.a2.A2Exception;
+import dev.a2.A2Server;
+import dev.a2.Contract;
 import dev.a2.ErrorCode;
+import dev.a2.NewEvent;
+import dev.a2.PresenceWrite;
+import dev.a2.Session;
 import org.jspecify.annotations.Nullable;
 
-/** Asks the authorizer, and turns a refusal into the error a caller sees. */
+/**
+ * Opens the session a caller asks for, in the order that tells a stranger nothing: the authorizer
+ * first, then whether the contract and session exist, then the rules no authorizer lifts (server-only
+ * event types, presence as oneself). Blocks when the authorizer does: call it on a store thread.
+ */
 final class Access {
+
+	private final A2Server server;
 
 	private final A2Authorizer authorizer;
 
-	Access(A2Authorizer authorizer) {
+	private final PresenceParticipant participants;
+
+	Access(A2Server server, A2Authorizer authorizer, PresenceParticipant participants) {
+		this.server = server;
 		this.authorizer = authorizer;
+		this.participants = participants;
 	}
 
-	/** Blocks when the authorizer does: call it on a store thread. */
-	void check(@Nullable Principal caller, A2Permission permission, String contract, String session) {
-		if (this.authorizer.allows(caller, permission, contract, session)) {
+	/** The session, once the caller may do what it asks there and what it writes keeps the rules. */
+	Session open(@Nullable Principal caller, A2Access access) {
+		check(this.authorizer, caller, access);
+		Session session = this.server.session(String.valueOf(access.contract()), String.valueOf(access.session()));
+		Contract contract = session.contract();
+		for (NewEvent event : access.events()) {
+			if (contract.isServerOnly(event.type())) {
+				throw new A2Exception(ErrorCode.FORBIDDEN, "event type '" + event.type() + "' is written by the server only: "
+						+ "clients may not push it");
+			}
+		}
+		PresenceWrite presence = access.presence();
+		if (presence != null && caller != null && this.participants == PresenceParticipant.CALLER
+				&& !presence.participant().equals(caller.getName())) {
+			throw new A2Exception(ErrorCode.FORBIDDEN, "'" + caller.getName() + "' may write presence only as participant '"
+					+ caller.getName() + "', not as '" + presence.participant() + "'");
+		}
+		return session;
+	}
+
+	/** Asks the authorizer, and turns a refusal into the error a caller sees. */
+	static void check(A2Authorizer authorizer, @Nullable Principal caller, A2Access access) {
+		if (authorizer.allows(caller, access)) {
 			return;
 		}
+		String permission = access.permission().name().toLowerCase(java.util.Locale.ROOT);
+		String where = access.acrossSessions() ? "across sessions"
+				: "on session '" + access.session() + "' of contract '" + access.contract() + "'";
 		if (caller == null) {
-			throw new A2Exception(ErrorCode.UNAUTHORIZED,
-					permission.name().toLowerCase() + " on session '" + session + "' needs an authenticated caller");
+			throw new A2Exception(ErrorCode.UNAUTHORIZED, permission + " " + where + " needs an authenticated caller");
 		}
-		throw new A2Exception(ErrorCode.FORBIDDEN, "'" + caller.getName() + "' may not "
-				+ permission.name().toLowerCase() + " on session '" + session + "' of contract '" + contract + "'");
+		throw new A2Exception(ErrorCode.FORBIDDEN, "'" + caller.getName() + "' may not " + permission + " " + where);
 	}
 
 }

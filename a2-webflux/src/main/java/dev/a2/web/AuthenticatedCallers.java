@@ -1,15 +1,54 @@
 package dev.a2.web;
 
+import java.security.Principal;
+
+import org.jspecify.annotations.Nullable;
+
 import org.springframework.security.authentication.AnonymousAuthenticationToken;
 import org.springframework.security.core.Authentication;
+import org.springframework.security.core.GrantedAuthority;
 
-/** The authorizer with Spring Security present: any authenticated caller, never an anonymous one. */
-final class AuthenticatedCallers {
+/**
+ * The authorizer with Spring Security present: any authenticated caller, never an anonymous one;
+ * operating needs an authority besides.
+ */
+final class AuthenticatedCallers implements A2Authorizer {
 
-	static final A2Authorizer AUTHORIZER = (caller, permission, contract, session) -> caller instanceof Authentication
-			authentication && authentication.isAuthenticated() && !(authentication instanceof AnonymousAuthenticationToken);
+	private final String operatorAuthority;
 
-	private AuthenticatedCallers() {
+	AuthenticatedCallers(String operatorAuthority) {
+		this.operatorAuthority = operatorAuthority;
+	}
+
+	@Override
+	public boolean allows(@Nullable Principal caller, A2Permission permission, String contract, String session) {
+		return allows(caller, permission);
+	}
+
+	@Override
+	public boolean allows(@Nullable Principal caller, A2Access access) {
+		return allows(caller, access.permission());
+	}
+
+	private boolean allows(@Nullable Principal caller, A2Permission permission) {
+		if (!(caller instanceof Authentication authentication) || !authentication.isAuthenticated()
+				|| authentication instanceof AnonymousAuthenticationToken) {
+			return false;
+		}
+		if (permission != A2Permission.OPERATE) {
+			return true;
+		}
+		for (GrantedAuthority authority : authentication.getAuthorities()) {
+			if (this.operatorAuthority.equals(authority.getAuthority())) {
+				return true;
+			}
+		}
+		return false;
+	}
+
+	@Override
+	public String toString() {
+		return "A2Authorizer.authenticated(" + this.operatorAuthority + ")";
 	}
 
 }

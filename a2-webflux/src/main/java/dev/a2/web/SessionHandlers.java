@@ -55,11 +55,13 @@ final class SessionHandlers {
 	}
 
 	Mono<ServerResponse> push(ServerRequest request) {
-		Session session = session(request);
-		return body(request).flatMap((body) -> json(request, A2Permission.PUSH, session, (caller) -> {
+		String contract = contract(request);
+		String id = sessionId(request);
+		return body(request).flatMap((body) -> json(request, (caller) -> {
 			JsonNode envelope = this.wire.readObject(body, "the body");
 			List<NewEvent> events = this.wire.readEvents(envelope);
 			PresenceWrite presence = PresenceWrites.read(envelope.get("presence"), caller, "presence.");
+			Session session = this.access.open(caller, A2Access.push(contract, id, events, presence));
 			List<Event> stored = Observation.createNotStarted(A2Observations.PUSH, this.observations)
 				.lowCardinalityKeyValue(A2Observations.CONTRACT, session.contract().name())
 				.highCardinalityKeyValue(A2Observations.SESSION, session.id())
@@ -69,66 +71,79 @@ final class SessionHandlers {
 	}
 
 	Mono<ServerResponse> history(ServerRequest request) {
-		Session session = session(request);
+		String contract = contract(request);
+		String id = sessionId(request);
 		long after = longParam(request, "after", 0);
 		long limit = longParam(request, "limit", 100);
 		if (limit < 1 || limit > Session.MAX_HISTORY_LIMIT) {
 			throw new A2Exception(ErrorCode.INVALID_PAYLOAD, "limit must be 1-" + Session.MAX_HISTORY_LIMIT + ", was " + limit);
 		}
-		return json(request, A2Permission.READ, session, (caller) -> {
+		return json(request, (caller) -> {
+			Session session = this.access.open(caller, A2Access.of(A2Permission.READ, contract, id));
 			StoredPage page = this.server.eventStore().history(session.contract().name(), session.id(), after, (int) limit);
 			return this.wire.page(page.events(), page.head());
 		});
 	}
 
 	Mono<ServerResponse> state(ServerRequest request) {
-		Session session = session(request);
+		String contract = contract(request);
+		String id = sessionId(request);
 		String reducer = request.pathVariable("reducer");
-		session.contract().reducer(reducer);
-		return json(request, A2Permission.READ, session, (caller) -> {
+		return json(request, (caller) -> {
+			Session session = this.access.open(caller, A2Access.of(A2Permission.READ, contract, id));
+			session.contract().reducer(reducer);
 			SessionState<?> state = session.state(reducer);
 			return this.wire.state(state.index(), state.state());
 		});
 	}
 
 	Mono<ServerResponse> presence(ServerRequest request) {
-		Session session = session(request);
-		return json(request, A2Permission.READ, session, (caller) -> this.wire.value(session.presence()));
+		String contract = contract(request);
+		String id = sessionId(request);
+		return json(request, (caller) -> this.wire
+			.value(this.access.open(caller, A2Access.of(A2Permission.READ, contract, id)).presence()));
 	}
 
 	Mono<ServerResponse> writePresence(ServerRequest request) {
-		Session session = session(request);
-		return body(request).flatMap((body) -> json(request, A2Permission.PRESENCE, session, (caller) -> {
+		String contract = contract(request);
+		String id = sessionId(request);
+		return body(request).flatMap((body) -> json(request, (caller) -> {
 			PresenceWrite write = PresenceWrites.read(this.wire.readObject(body, "the body"), caller, "");
+			Session session = this.access.open(caller, A2Access.presence(contract, id, write));
 			return this.wire.value(Map.of("patches", session.presence(write)));
 		}));
 	}
 
 	Mono<ServerResponse> clear(ServerRequest request) {
-		Session session = session(request);
+		String contract = contract(request);
+		String id = sessionId(request);
 		Optional<String> ifLastIndex = request.queryParam("ifLastIndex");
 		long expected = ifLastIndex.isPresent() ? longParam(request, "ifLastIndex", 0) : -1;
-		return json(request, A2Permission.CLEAR, session, (caller) -> {
+		return json(request, (caller) -> {
+			Session session = this.access.open(caller, A2Access.of(A2Permission.CLEAR, contract, id));
 			long marker = (expected >= 0) ? session.clear(expected) : session.clear();
 			return this.wire.cleared(marker);
 		});
 	}
 
-	/** The session of the path; fails at once (no store call) on an unknown contract or a bad id. */
-	private Session session(ServerRequest request) {
-		return this.server.session(request.pathVariable("contract"), request.pathVariable("session"));
+	/**
+	 * The contract of the path, as sent: whether it exists is told only to a caller the authorizer lets in.
+	 */
+	static String contract(ServerRequest request) {
+		return request.pathVariable("contract");
 	}
 
-	/** Authorizes, then runs {@code work} on a store thread, and answers its JSON. */
-	private Mono<ServerResponse> json(ServerRequest request, A2Permission permission, Session session,
-			Work work) {
+	static String sessionId(ServerRequest request) {
+		return request.pathVariable("session");
+	}
+
+	/** Runs {@code work} (which authorizes first) on a store thread, and answers its JSON. */
+	private Mono<ServerResponse> json(ServerRequest request, Work work) {
 		return request.principal()
 			.map(Optional::of)
 			.defaultIfEmpty(Optional.empty())
-			.flatMap((caller) -> Mono.fromCallable((Callable<String>) () -> {
-				this.access.check(caller.orElse(null), permission, session.contract().name(), session.id());
-				return work.run(caller.orElse(null));
-			}).subscribeOn(this.scheduler))
+			.flatMap((caller) -> Mono.fromCallable((Callable<String>) () -> work.run(caller.orElse(null)))
+				.subscribeOn(this.scheduler))
 			.flatMap((json) -> ServerResponse.ok().contentType(MediaType.APPLICATION_JSON).body(utf8(json)));
 	}
 

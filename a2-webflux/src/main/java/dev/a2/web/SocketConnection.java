@@ -73,7 +73,7 @@ final class SocketConnection {
 	}
 
 	Mono<Void> run() {
-		this.shared.server().contract(this.contract);
+		// whether the contract exists is told in answer to a frame, once the authorizer let the caller in
 		Duration ping = this.shared.settings().ping();
 		Flux<String> pings = Flux.interval(ping, ping)
 			.onBackpressureDrop()
@@ -149,7 +149,7 @@ final class SocketConnection {
 	}
 
 	private Mono<Void> subscribe(JsonNode frame) {
-		Session session = session(frame);
+		String id = sessionId(frame);
 		JsonNode afterNode = frame.get("after");
 		long after = 0;
 		if (afterNode != null && !afterNode.isNull()) {
@@ -158,8 +158,8 @@ final class SocketConnection {
 			}
 			after = afterNode.asLong();
 		}
-		if (this.subscriptions.containsKey(session.id())) {
-			throw new A2Exception(ErrorCode.INVALID_PAYLOAD, "this socket already follows session '" + session.id()
+		if (this.subscriptions.containsKey(id)) {
+			throw new A2Exception(ErrorCode.INVALID_PAYLOAD, "this socket already follows session '" + id
 					+ "'; unsubscribe first to follow it from another index");
 		}
 		int most = this.shared.settings().maxSubscriptionsPerSocket();
@@ -169,16 +169,15 @@ final class SocketConnection {
 		}
 		long from = after;
 		return onStore(() -> {
-			this.shared.access().check(this.caller, A2Permission.READ, this.contract, session.id());
+			Session session = this.shared.access().open(this.caller, A2Access.of(A2Permission.READ, this.contract, id));
 			return this.shared.server().eventStore().head(this.contract, session.id()).lastIndex();
-		}).doOnNext((head) -> follow(session, from, head)).then();
+		}).doOnNext((head) -> follow(id, from, head)).then();
 	}
 
-	private void follow(Session session, long after, long head) {
+	private void follow(String id, long after, long head) {
 		Sinks.Empty<Void> end = Sinks.empty();
-		this.subscriptions.put(session.id(), end);
+		this.subscriptions.put(id, end);
 		Wire wire = this.shared.wire();
-		String id = session.id();
 		Flux<String> events = this.shared.feeds().events(this.contract, id, after).map((item) -> {
 			if (item instanceof FeedItem.Events batch) {
 				return wire.eventsFrame(id, batch.events());
@@ -211,22 +210,22 @@ final class SocketConnection {
 	}
 
 	private Mono<Void> unsubscribe(JsonNode frame) {
-		Session session = session(frame);
-		Sinks.Empty<Void> end = this.subscriptions.remove(session.id());
+		String id = sessionId(frame);
+		Sinks.Empty<Void> end = this.subscriptions.remove(id);
 		if (end != null) {
 			end.tryEmitEmpty();
 		}
-		answer(this.shared.wire().frame("unsubscribed", session.id(), (json) -> {
+		answer(this.shared.wire().frame("unsubscribed", id, (json) -> {
 		}));
 		return Mono.empty();
 	}
 
 	private Mono<Void> push(JsonNode frame, @Nullable String ref) {
-		Session session = session(frame);
+		String id = sessionId(frame);
 		List<NewEvent> events = this.shared.wire().readEvents(frame);
+		PresenceWrite presence = PresenceWrites.read(frame.get("presence"), this.caller, "presence.");
 		return onStore(() -> {
-			this.shared.access().check(this.caller, A2Permission.PUSH, this.contract, session.id());
-			PresenceWrite presence = PresenceWrites.read(frame.get("presence"), this.caller, "presence.");
+			Session session = this.shared.access().open(this.caller, A2Access.push(this.contract, id, events, presence));
 			List<Event> stored = Observation.createNotStarted(A2Observations.PUSH, this.shared.observations())
 				.lowCardinalityKeyValue(A2Observations.CONTRACT, this.contract)
 				.highCardinalityKeyValue(A2Observations.SESSION, session.id())
@@ -236,16 +235,17 @@ final class SocketConnection {
 	}
 
 	private Mono<Void> presence(JsonNode frame) {
-		Session session = session(frame);
+		String id = sessionId(frame);
+		PresenceWrite write = PresenceWrites.read(frame, this.caller, "");
 		return onStore(() -> {
-			this.shared.access().check(this.caller, A2Permission.PRESENCE, this.contract, session.id());
-			session.presence(PresenceWrites.read(frame, this.caller, ""));
+			this.shared.access().open(this.caller, A2Access.presence(this.contract, id, write)).presence(write);
 			return "";
 		}).then();
 	}
 
-	private Session session(JsonNode frame) {
-		return this.shared.server().session(this.contract, Wire.requiredString(frame, "session", ""));
+	/** The session id of a frame, as sent: whether it and the contract exist is told once the caller is let in. */
+	private static String sessionId(JsonNode frame) {
+		return Wire.requiredString(frame, "session", "");
 	}
 
 	private <T> Mono<T> onStore(java.util.concurrent.Callable<T> work) {

@@ -4,7 +4,6 @@ import java.util.Map;
 import java.util.Optional;
 
 import dev.a2.A2Observations;
-import dev.a2.A2Server;
 import dev.a2.Session;
 import dev.a2.SessionState;
 import dev.a2.live.FeedItem;
@@ -32,8 +31,6 @@ import org.springframework.web.reactive.function.server.ServerResponse;
  */
 final class StreamHandler {
 
-	private final A2Server server;
-
 	private final Wire wire;
 
 	private final SessionFeeds feeds;
@@ -50,9 +47,8 @@ final class StreamHandler {
 
 	private final LiveConnections connections;
 
-	StreamHandler(A2Server server, Wire wire, SessionFeeds feeds, PresenceFeeds presence, Access access,
+	StreamHandler(Wire wire, SessionFeeds feeds, PresenceFeeds presence, Access access,
 			Scheduler scheduler, A2WebSettings settings, ObservationRegistry observations, LiveConnections connections) {
-		this.server = server;
 		this.wire = wire;
 		this.feeds = feeds;
 		this.presence = presence;
@@ -64,21 +60,23 @@ final class StreamHandler {
 	}
 
 	Mono<ServerResponse> stream(ServerRequest request) {
-		Session session = this.server.session(request.pathVariable("contract"), request.pathVariable("session"));
+		String contract = SessionHandlers.contract(request);
+		String id = SessionHandlers.sessionId(request);
 		String lastEventId = request.headers().firstHeader("Last-Event-ID");
 		long after = (lastEventId != null && !lastEventId.isBlank()) ? SessionHandlers.wholeNumber(lastEventId.trim(), "Last-Event-ID")
 				: SessionHandlers.longParam(request, "after", 0);
 		String reducer = request.queryParam("state").orElse(null);
-		if (reducer != null) {
-			session.contract().reducer(reducer);
-		}
 		return request.principal()
 			.map(Optional::of)
 			.defaultIfEmpty(Optional.empty())
-			.flatMap((caller) -> Mono.fromRunnable(() -> this.access.check(caller.orElse(null), A2Permission.READ,
-					session.contract().name(), session.id()))
-				.subscribeOn(this.scheduler))
-			.then(ServerResponse.ok()
+			.flatMap((caller) -> Mono.fromCallable(() -> {
+				Session session = this.access.open(caller.orElse(null), A2Access.of(A2Permission.READ, contract, id));
+				if (reducer != null) {
+					session.contract().reducer(reducer);
+				}
+				return session;
+			}).subscribeOn(this.scheduler))
+			.flatMap((session) -> ServerResponse.ok()
 				.contentType(MediaType.TEXT_EVENT_STREAM)
 				.header("Cache-Control", "no-cache")
 				.header("X-Accel-Buffering", "no")

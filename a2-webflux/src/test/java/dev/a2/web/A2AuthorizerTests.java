@@ -1,7 +1,11 @@
 package dev.a2.web;
 
+import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 
+import dev.a2.NewEvent;
+import dev.a2.PresenceWrite;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.security.authentication.AnonymousAuthenticationToken;
@@ -26,8 +30,39 @@ class A2AuthorizerTests {
 	}
 
 	@Test
+	void authenticatedLetsOnlyOperatorsOperate() {
+		A2Authorizer authorizer = A2Authorizer.authenticated();
+		UsernamePasswordAuthenticationToken user = UsernamePasswordAuthenticationToken.authenticated("ann", null,
+				AuthorityUtils.createAuthorityList("ROLE_USER"));
+		UsernamePasswordAuthenticationToken operator = UsernamePasswordAuthenticationToken.authenticated("olga", null,
+				AuthorityUtils.createAuthorityList("ROLE_USER", "ROLE_A2_OPERATOR"));
+		assertThat(authorizer.allows(user, A2Permission.OPERATE, "chat", "s")).isFalse();
+		assertThat(authorizer.allows(user, A2Access.operations(null))).isFalse();
+		assertThat(authorizer.allows(operator, A2Permission.OPERATE, "chat", "s")).isTrue();
+		assertThat(authorizer.allows(operator, A2Access.operations(null))).isTrue();
+		assertThat(authorizer.allows(null, A2Access.operations(null))).isFalse();
+		// operators by another authority
+		A2Authorizer admins = A2Authorizer.authenticated("ROLE_ADMIN");
+		assertThat(admins.allows(operator, A2Access.operations("chat"))).isFalse();
+		assertThat(admins.allows(UsernamePasswordAuthenticationToken.authenticated("adam", null,
+				AuthorityUtils.createAuthorityList("ROLE_ADMIN")), A2Access.operations("chat"))).isTrue();
+	}
+
+	@Test
 	void permitAllLetsEveryoneIn() {
 		assertThat(A2Authorizer.permitAll().allows(null, A2Permission.CLEAR, "chat", "s")).isTrue();
+		assertThat(A2Authorizer.permitAll().allows(null, A2Access.operations(null))).isTrue();
+	}
+
+	@Test
+	void aLambdaIsAskedAboutOneSessionWithWhatIsWrittenAndNeverAcrossSessions() {
+		List<String> asked = new ArrayList<>();
+		A2Authorizer lambda = (caller, permission, contract, session) -> asked.add(permission + " " + contract + "/" + session);
+		assertThat(lambda.allows(null, A2Access.push("chat", "s", List.of(NewEvent.of("said", "hi")), null))).isTrue();
+		assertThat(lambda.allows(null, A2Access.presence("chat", "s", PresenceWrite.of("ann", Map.of("typing", true)))))
+			.isTrue();
+		assertThat(lambda.allows(null, A2Access.operations("chat"))).isFalse();
+		assertThat(asked).containsExactly("PUSH chat/s", "PRESENCE chat/s");
 	}
 
 }

@@ -162,7 +162,7 @@ class AuthorizationIntegrationTests {
 				case READ -> true;
 				case PUSH -> caller != null && !"bob".equals(caller.getName());
 				case PRESENCE -> caller != null;
-				case CLEAR -> false;
+				case CLEAR, OPERATE -> false;
 			};
 		}
 

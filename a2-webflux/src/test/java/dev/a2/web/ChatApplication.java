@@ -13,9 +13,14 @@ import org.springframework.http.client.ReactorResourceFactory;
 
 /**
  * A WebFlux application with one chat contract, served by A2's routes as a user would; A2 wired by hand
- * ({@link HandWiredA2}), as this module has no auto-configuration.
+ * ({@link HandWiredA2}), as this module has no auto-configuration. Spring Security is on the test
+ * classpath for {@link TwoUsersIntegrationTests}, which turns it on itself: Boot's defaults for it
+ * (every route behind a generated password) stay off for the other tests.
  */
-@SpringBootApplication
+@SpringBootApplication(excludeName = {
+		"org.springframework.boot.security.autoconfigure.web.reactive.ReactiveWebSecurityAutoConfiguration",
+		"org.springframework.boot.security.autoconfigure.ReactiveUserDetailsServiceAutoConfiguration",
+		"org.springframework.boot.security.autoconfigure.actuate.web.reactive.ReactiveManagementWebSecurityAutoConfiguration" })
 @Import(HandWiredA2.class)
 public class ChatApplication {
 

@@ -125,7 +125,8 @@ class HandWiredA2 {
 		return new A2WebSettings(env.getProperty("a2.web.base-path", "/a2"),
 				env.getProperty("a2.web.ping", Duration.class, Duration.ofSeconds(15)),
 				env.getProperty("a2.web.max-subscriptions-per-socket", Integer.class, 100),
-				List.of(env.getProperty("a2.web.allowed-origins", String[].class, new String[0])));
+				List.of(env.getProperty("a2.web.allowed-origins", String[].class, new String[0])),
+				env.getProperty("a2.web.presence-participant", PresenceParticipant.class, PresenceParticipant.CALLER));
 	}
 
 }

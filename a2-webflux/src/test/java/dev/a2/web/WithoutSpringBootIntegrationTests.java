@@ -1,5 +1,6 @@
 package dev.a2.web;
 
+import java.security.Principal;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -11,6 +12,7 @@ import dev.a2.store.postgres.PostgresSchema;
 import dev.a2.store.postgres.PostgresSessionChanges;
 import dev.a2.test.TestPostgres;
 import org.junit.jupiter.api.Test;
+import reactor.core.publisher.Mono;
 import reactor.netty.DisposableServer;
 import reactor.netty.http.server.HttpServer;
 
@@ -24,6 +26,7 @@ import org.springframework.web.reactive.config.EnableWebFlux;
 import org.springframework.web.reactive.function.client.WebClient;
 import org.springframework.web.reactive.function.server.RouterFunction;
 import org.springframework.web.reactive.handler.SimpleUrlHandlerMapping;
+import org.springframework.web.server.WebFilter;
 import org.springframework.web.server.adapter.WebHttpHandlerBuilder;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -31,7 +34,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * The endpoints in an application with no Spring Boot at all: a plain Spring context with
  * {@code @EnableWebFlux}, an {@link A2Server} built by hand and the parts of {@link A2Endpoints} as its
- * beans, served by Reactor Netty. A push is stored and answered, and the stream serves it.
+ * beans, served by Reactor Netty. A push is stored and answered, and the stream serves it; the
+ * builder's settings hold.
  */
 class WithoutSpringBootIntegrationTests {
 
@@ -98,6 +102,64 @@ class WithoutSpringBootIntegrationTests {
 			}
 			finally {
 				server.close();
+			}
+		}
+	}
+
+	@Test
+	void theBuilderSaysAsWhomACallerWritesPresence() {
+		try (HikariDataSource dataSource = TestPostgres.newSchemaDataSource("without_boot_presence", 4);
+				PostgresSessionChanges changes = new PostgresSessionChanges(dataSource)) {
+			PostgresSchema.migrate(dataSource);
+			A2Server server = A2Server.builder()
+				.dataSource(dataSource)
+				.sessionChanges(changes)
+				.contract(Contract.builder("notes").event("note.added", Note.class).presence("typing", Boolean.class).build())
+				.build();
+			String asBot = "{\"participant\":\"bot\",\"values\":{\"typing\":true}}";
+			try {
+				// by default, a caller with a name writes only as itself
+				try (A2Endpoints endpoints = A2Endpoints.builder(server).authorizer(A2Authorizer.permitAll()).build()) {
+					assertThat(putPresence(endpoints, "ann", asBot)).startsWith("403 ").contains("\"code\":\"FORBIDDEN\"");
+					assertThat(server.session("notes", "plain").presence().participants()).isEmpty();
+				}
+				try (A2Endpoints endpoints = A2Endpoints.builder(server)
+					.authorizer(A2Authorizer.permitAll())
+					.presenceParticipant(PresenceParticipant.ANY)
+					.build()) {
+					assertThat(putPresence(endpoints, "ann", asBot)).startsWith("200 ");
+					assertThat(server.session("notes", "plain").presence().participants()).containsOnlyKeys("bot");
+				}
+			}
+			finally {
+				server.close();
+			}
+		}
+	}
+
+	/** A presence write to session {@code plain} by a caller named {@code user}: its status and body. */
+	private static String putPresence(A2Endpoints endpoints, String user, String write) {
+		try (AnnotationConfigApplicationContext context = new AnnotationConfigApplicationContext()) {
+			context.register(WebFluxOnly.class);
+			context.registerBean("a2RouterFunction", RouterFunction.class, endpoints::routerFunction);
+			context.registerBean("a2WebExceptionHandler", A2WebExceptionHandler.class, endpoints::exceptionHandler);
+			context.registerBean("caller", WebFilter.class, () -> (exchange, chain) -> chain
+				.filter(exchange.mutate().principal(Mono.just((Principal) () -> user)).build()));
+			context.refresh();
+			HttpHandler handler = WebHttpHandlerBuilder.applicationContext(context).build();
+			DisposableServer http = HttpServer.create().port(0).handle(new ReactorHttpHandlerAdapter(handler)).bindNow();
+			try {
+				return WebClient.create("http://localhost:" + http.port() + "/a2/notes/sessions/plain")
+					.put()
+					.uri("/presence")
+					.contentType(MediaType.APPLICATION_JSON)
+					.bodyValue(write)
+					.exchangeToMono((response) -> response.bodyToMono(String.class)
+						.map((body) -> response.statusCode().value() + " " + body))
+					.block(Duration.ofSeconds(20));
+			}
+			finally {
+				http.disposeNow();
 			}
 		}
 	}

@@ -49,6 +49,8 @@ class TourContract {
 			.event("reply.completed", ReplyCompleted.class)
 			.event("stop.requested", StopRequested.class)
 			.event("message.delivered", MessageDelivered.class)
+			// the assistant's and the delivery's events: written by consumers, never pushed by a browser
+			.serverOnly("reply.delta", "reply.completed", "message.delivered")
 			.presence("online", Boolean.class)
 			.presence("typing", Boolean.class)
 			.reducer("summary", Reducer.of(Summary.class, new Summary(0, 0, ""), (summary, event) -> switch (event.type()) {
