@@ -213,6 +213,17 @@ public final class A2Server implements AutoCloseable {
 	}
 
 	/**
+	 * Runs {@code listener} whenever the drainer's activity changes (a claim loop starts or ends, a run
+	 * starts, finishes are written), on the drainer's threads: it must return at once. For waits of
+	 * their own, such as the test kit's.
+	 */
+	public void onDrainProgress(Runnable listener) {
+		if (this.drainer != null) {
+			this.drainer.onProgress(listener);
+		}
+	}
+
+	/**
 	 * The work of this server's consumers not done yet (units, cursors behind their target, dead ones)
 	 * and the scheduled tasks of its contracts, soonest runnable first, dead letters last.
 	 */

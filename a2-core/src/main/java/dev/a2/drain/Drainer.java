@@ -233,6 +233,14 @@ public final class Drainer {
 	}
 
 	/**
+	 * Runs {@code listener} whenever the activity changes (a claim loop starts or ends, a run starts,
+	 * finishes are written), on the drainer's threads: it must return at once.
+	 */
+	public void onProgress(Runnable listener) {
+		this.finisher.addListener(listener);
+	}
+
+	/**
 	 * Waits until {@code condition} holds for this drainer's activity, waking whenever a claim loop
 	 * starts or ends, a run starts, or finishes are written (never polling the store).
 	 * @return whether it held before {@code timeout} passed

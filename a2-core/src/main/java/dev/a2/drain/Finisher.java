@@ -8,6 +8,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -54,6 +55,8 @@ final class Finisher {
 	/** Attempts added and not yet written, the sessions they touched not yet asked to drain again. */
 	private final AtomicInteger unwritten = new AtomicInteger();
 
+	private final List<Runnable> listeners = new CopyOnWriteArrayList<>();
+
 	private volatile BiConsumer<String, String> drainAgain = (contract, session) -> {
 	};
 
@@ -93,11 +96,23 @@ final class Finisher {
 		return this.unwritten.get();
 	}
 
-	/** Wakes whoever waits on the drainer's progress. */
+	/** Wakes whoever waits on the drainer's progress, and tells the listeners. */
 	void signal() {
 		synchronized (this.progress) {
 			this.progress.notifyAll();
 		}
+		for (Runnable listener : this.listeners) {
+			try {
+				listener.run();
+			}
+			catch (RuntimeException ex) {
+				logger.warn("A listener of the drainer's progress failed", ex);
+			}
+		}
+	}
+
+	void addListener(Runnable listener) {
+		this.listeners.add(listener);
 	}
 
 	void halt() {
