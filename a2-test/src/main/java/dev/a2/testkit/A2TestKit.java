@@ -190,6 +190,33 @@ public final class A2TestKit {
 		}
 	}
 
+	/**
+	 * Waits until a run of {@code consumer} is in its code (started, not ended), woken by the run
+	 * itself: to act while it runs, e.g. append the event that aborts it.
+	 * @throws AssertionError when none is within the timeout
+	 */
+	public A2TestKit awaitRunning(String consumer) {
+		consumer(consumer);
+		long deadline = System.nanoTime() + this.timeout.toNanos();
+		synchronized (this.progress) {
+			while (journal().runs(consumer).stream().noneMatch((run) -> run.outcome() == RunOutcome.RUNNING)) {
+				long left = deadline - System.nanoTime();
+				if (left <= 0) {
+					throw new AssertionError(report("no run of consumer '" + consumer + "' started within "
+							+ this.timeout.toMillis() + " ms"));
+				}
+				try {
+					TimeUnit.NANOSECONDS.timedWait(this.progress, left);
+				}
+				catch (InterruptedException ex) {
+					Thread.currentThread().interrupt();
+					throw new AssertionError("interrupted while waiting for a run of '" + consumer + "'", ex);
+				}
+			}
+		}
+		return this;
+	}
+
 	/** Faults for the next runs of a consumer (of any contract) of the application. */
 	public ConsumerFaults consumer(String name) {
 		List<String> names = server().consumers().stream().map(Consumer::name).toList();

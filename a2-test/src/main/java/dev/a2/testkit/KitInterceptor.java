@@ -103,6 +103,7 @@ final class KitInterceptor implements RunInterceptor {
 		String consumer = run.consumer().name();
 		RunJournal.Entry entry = this.journal.start(new RunRecord(consumer, run.session(), run.event().index(),
 				run.attempt(), this.clock.instant(), RunOutcome.RUNNING, null, null, false));
+		this.changed.run();
 		releaseTakenOver(run);
 		Fault fault = nextFault(consumer);
 		if (fault instanceof Fault.Stall) {
