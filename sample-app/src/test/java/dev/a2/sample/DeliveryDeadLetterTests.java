@@ -1,5 +1,7 @@
 package dev.a2.sample;
 
+import java.time.Duration;
+
 import dev.a2.NewEvent;
 import dev.a2.RedriveAction;
 import dev.a2.Session;
@@ -32,6 +34,18 @@ class DeliveryDeadLetterTests {
 	@AfterEach
 	void refuseAsConfigured() {
 		this.delivery.refuse("kaboom");
+	}
+
+	@Test
+	void aMessageIsDeliveredAfterTwoFailures() {
+		Session room = this.kit.session("chat", "room-1");
+		this.kit.consumer("delivery").failNext(2);
+		room.append(NewEvent.of("message.sent", new MessageSent("hi", "ann", "ann")));
+
+		this.kit.advance(Duration.ofMinutes(1));
+
+		assertThat(room).hasEventTypes("message.sent", "message.delivered");
+		assertThat(this.kit.journal().backOffs("delivery")).containsExactly(Duration.ofSeconds(1), Duration.ofSeconds(2));
 	}
 
 	@Test
