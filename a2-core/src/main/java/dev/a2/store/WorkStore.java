@@ -109,17 +109,20 @@ public interface WorkStore {
 	 * @param index a unit's event index; a cursor's position (processed through); 0 for a task
 	 * @param dueAt when a failed unit may run again, or when a task is due; {@code null} for at once
 	 * @param leaseUntil when the claim of a unit being run lapses; {@code null} when unclaimed
+	 * @param blocked whether a unit waits behind an earlier unit of its lane (one dead-lettered, for
+	 * instance) rather than for a time
 	 */
 	record Upcoming(String kind, String contract, String session, @Nullable String consumer, @Nullable String task,
 			long index, int attempt, int failures, @Nullable Instant dueAt, @Nullable Instant leaseUntil, boolean dead,
-			@Nullable String lastError) {
+			boolean blocked, @Nullable String lastError) {
 
 		/**
 		 * From when it may run: after its back-off and its claim's lease (a lease lapses just after its
-		 * instant); {@link Instant#MIN} when it may run now, {@code null} when dead-lettered.
+		 * instant); {@link Instant#MIN} when it may run now; {@code null} when no time makes it runnable
+		 * (dead-lettered, or blocked behind an earlier unit of its lane).
 		 */
 		public @Nullable Instant runnableAt() {
-			if (this.dead) {
+			if (this.dead || this.blocked) {
 				return null;
 			}
 			Instant at = Instant.MIN;
@@ -145,6 +148,9 @@ public interface WorkStore {
 			}
 			if (this.dead) {
 				text.append(" dead-lettered");
+			}
+			else if (this.blocked) {
+				text.append(" waiting behind an earlier unit of its lane");
 			}
 			else if (this.leaseUntil != null) {
 				text.append(" claimed until ").append(this.leaseUntil);

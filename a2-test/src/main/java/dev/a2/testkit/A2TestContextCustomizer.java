@@ -34,7 +34,7 @@ final class A2TestContextCustomizer implements ContextCustomizer {
 
 	@Override
 	public void customizeContext(ConfigurableApplicationContext context, MergedContextConfiguration mergedConfig) {
-		HikariDataSource pool = TestDatabase.newSchemaDataSource(this.testClass.getSimpleName(), 20);
+		HikariDataSource pool = TestDatabase.newSchemaDataSource(this.testClass.getSimpleName(), 10);
 		FaultyDataSource dataSource = new FaultyDataSource(pool);
 		VirtualClock clock = new VirtualClock();
 		A2TestKit kit = new A2TestKit(clock, dataSource, () -> context.getBean(A2Server.class));

@@ -28,6 +28,11 @@ public final class RunJournal {
 		return runs(consumer).stream().map(RunRecord::backOff).filter((backOff) -> backOff != null).toList();
 	}
 
+	/** How many runs started. */
+	synchronized int size() {
+		return this.entries.size();
+	}
+
 	synchronized Entry start(RunRecord running) {
 		Entry entry = new Entry(running);
 		this.entries.add(entry);

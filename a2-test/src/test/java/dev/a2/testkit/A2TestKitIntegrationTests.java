@@ -10,8 +10,13 @@ import dev.a2.Consumer;
 import dev.a2.Contract;
 import dev.a2.ErrorCode;
 import dev.a2.Event;
+import dev.a2.Lane;
 import dev.a2.NewEvent;
+import dev.a2.NonRetriableException;
+import dev.a2.RedriveAction;
 import dev.a2.Session;
+import dev.a2.store.WorkStore;
+import org.assertj.core.groups.Tuple;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -37,6 +42,7 @@ class A2TestKitIntegrationTests {
 		.event("reminder.requested", Note.class)
 		.event("reminder.due", Note.class)
 		.event("stuck.requested", Note.class)
+		.event("keyed.requested", Note.class)
 		.build();
 
 	static volatile CountDownLatch unstuck = new CountDownLatch(1);
@@ -61,9 +67,24 @@ class A2TestKitIntegrationTests {
 		return null;
 	});
 
+	/** One lane for every event: a poisoned one blocks those after it. */
+	static final Consumer KEYED = Consumer.builder("orders", "keyed")
+		.types("keyed.requested")
+		.lane(Lane.keyed((input) -> "one-lane"))
+		.run((context) -> {
+			if (context.event().payload(Note.class).text().equals("poison")) {
+				throw new NonRetriableException("poisoned");
+			}
+			return null;
+		});
+
 	@RegisterExtension
-	static final A2TestExtension a2 = new A2TestExtension(
-			(server) -> server.contract(ORDERS).consumer(SHIPPER).consumer(FLAKY).consumer(REMINDER).consumer(STUCK));
+	static final A2TestExtension a2 = new A2TestExtension((server) -> server.contract(ORDERS)
+		.consumer(SHIPPER)
+		.consumer(FLAKY)
+		.consumer(REMINDER)
+		.consumer(STUCK)
+		.consumer(KEYED));
 
 	@AfterEach
 	void unstick() {
@@ -112,8 +133,8 @@ class A2TestKitIntegrationTests {
 
 		assertThat(session).hasEventTypes("order.placed", "effect.written", "order.shipped").hasNoDuplicateEffects();
 		assertThat(kit.journal().runs("shipper")).extracting(RunRecord::attempt, RunRecord::outcome)
-			.containsExactly(org.assertj.core.groups.Tuple.tuple(1, RunOutcome.CRASHED),
-					org.assertj.core.groups.Tuple.tuple(2, RunOutcome.COMPLETED));
+			.containsExactly(Tuple.tuple(1, RunOutcome.CRASHED),
+					Tuple.tuple(2, RunOutcome.COMPLETED));
 		Event shipped = session.history(0, 10).events().get(2);
 		assertThat(shipped.cause().attempt()).isEqualTo(2);
 		assertThat(kit).isQuiet().deadLetters().filteredOn((dead) -> dead.session().equals("crash-1")).isEmpty();
@@ -132,8 +153,8 @@ class A2TestKitIntegrationTests {
 		kit.advance(kit.server().drainSettings().lease().plusSeconds(1));
 
 		assertThat(kit.journal().runs("shipper")).extracting(RunRecord::attempt, RunRecord::outcome, RunRecord::stalled)
-			.containsExactly(org.assertj.core.groups.Tuple.tuple(1, RunOutcome.SUPERSEDED, true),
-					org.assertj.core.groups.Tuple.tuple(2, RunOutcome.COMPLETED, false));
+			.containsExactly(Tuple.tuple(1, RunOutcome.SUPERSEDED, true),
+					Tuple.tuple(2, RunOutcome.COMPLETED, false));
 		assertThat(session).hasEventTypes("order.placed", "effect.written", "order.shipped").hasNoDuplicateEffects();
 		assertThat(session.history(0, 10).events().get(2).cause().attempt()).isEqualTo(2);
 		assertThat(kit).isQuiet();
@@ -176,6 +197,28 @@ class A2TestKitIntegrationTests {
 		kit.advance(Duration.ofSeconds(1));
 		assertThat(kit).isQuiet();
 		assertThat(kit.session("orders", "waiting-1")).hasEventTypes("order.placed", "effect.written", "order.shipped");
+	}
+
+	@Test
+	void aDeadLetterBlocksItsLaneAndTheDrainerIsQuietAllTheSame(A2TestKit kit) {
+		Session session = kit.session("orders", "keyed-1");
+		session.append(NewEvent.of("keyed.requested", new Note("poison")), NewEvent.of("keyed.requested", new Note("fine")));
+
+		kit.drain();
+
+		assertThat(kit).hasDeadLetter("keyed", "keyed-1", 1).isQuiet();
+		assertThat(kit.journal().runs("keyed")).extracting(RunRecord::index, RunRecord::outcome)
+			.containsExactly(Tuple.tuple(1L, RunOutcome.DEAD_LETTERED));
+		assertThat(kit.server().upcomingWork(100)).filteredOn((work) -> work.session().equals("keyed-1"))
+			.extracting(WorkStore.Upcoming::index, WorkStore.Upcoming::dead, WorkStore.Upcoming::blocked)
+			.containsExactlyInAnyOrder(Tuple.tuple(1L, true, false), Tuple.tuple(2L, false, true));
+
+		kit.server().redrive("orders", "keyed-1", "keyed", 1, RedriveAction.SKIP);
+		kit.drain();
+
+		assertThat(kit.journal().runs("keyed")).extracting(RunRecord::index, RunRecord::outcome)
+			.containsExactly(Tuple.tuple(1L, RunOutcome.DEAD_LETTERED), Tuple.tuple(2L, RunOutcome.COMPLETED));
+		assertThat(kit).isQuiet();
 	}
 
 	@Test

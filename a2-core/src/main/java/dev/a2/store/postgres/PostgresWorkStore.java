@@ -319,18 +319,23 @@ public final class PostgresWorkStore implements WorkStore {
 			WITH mine AS (SELECT * FROM unnest(:contracts, :consumers) AS m(contract, consumer))
 			SELECT * FROM (
 			    SELECT 'unit' AS kind, w.contract, w.session_id, w.consumer, NULL AS task, w.idx, w.attempt, w.failures,
-			           w.due_at, w.lease_until, w.dead, w.last_error
+			           w.due_at, w.lease_until, w.dead,
+			           w.lane_key IS NOT NULL AND EXISTS (
+			               SELECT 1 FROM a2_work p
+			               WHERE p.contract = w.contract AND p.session_id = w.session_id AND p.consumer = w.consumer
+			                 AND p.lane_key = w.lane_key AND p.idx < w.idx) AS blocked,
+			           w.last_error
 			    FROM a2_work w JOIN mine m ON m.contract = w.contract AND m.consumer = w.consumer
 			    UNION ALL
 			    SELECT 'cursor', k.contract, k.session_id, k.consumer, NULL, k.position, k.attempt, k.failures,
-			           k.due_at, k.lease_until, k.dead, k.last_error
+			           k.due_at, k.lease_until, k.dead, false, k.last_error
 			    FROM a2_cursor k JOIN mine m ON m.contract = k.contract AND m.consumer = k.consumer
 			    WHERE k.position < k.target OR k.dead
 			    UNION ALL
-			    SELECT 'schedule', t.contract, t.session_id, NULL, t.id, 0, 0, 0, t.due_at, NULL, false, NULL
+			    SELECT 'schedule', t.contract, t.session_id, NULL, t.id, 0, 0, 0, t.due_at, NULL, false, false, NULL
 			    FROM a2_schedule t WHERE t.contract = ANY(:scheduleContracts)
 			) upcoming
-			ORDER BY dead, greatest(due_at, lease_until) NULLS FIRST, contract, session_id, idx
+			ORDER BY dead, blocked, greatest(due_at, lease_until) NULLS FIRST, contract, session_id, idx
 			LIMIT :limit""";
 
 	private static final String SCHEDULE = """
@@ -657,7 +662,7 @@ public final class PostgresWorkStore implements WorkStore {
 			.query((rs, row) -> new Upcoming(rs.getString("kind"), rs.getString("contract"), rs.getString("session_id"),
 					rs.getString("consumer"), rs.getString("task"), rs.getLong("idx"), rs.getInt("attempt"),
 					rs.getInt("failures"), nullableInstant(rs, "due_at"), nullableInstant(rs, "lease_until"),
-					rs.getBoolean("dead"), rs.getString("last_error")))
+					rs.getBoolean("dead"), rs.getBoolean("blocked"), rs.getString("last_error")))
 			.list());
 	}
 
