@@ -9,6 +9,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
+import java.util.function.Predicate;
 
 import javax.sql.DataSource;
 
@@ -80,6 +82,10 @@ public final class A2Server implements AutoCloseable {
 
 	private volatile Instant presenceSweptAt = Instant.MIN;
 
+	final List<RunInterceptor> interceptors;
+
+	private final DrainSettings drainSettings;
+
 	private final @Nullable Drainer drainer;
 
 	private A2Server(Builder builder, EventStore events, SnapshotStore snapshots, @Nullable WorkStore work,
@@ -98,8 +104,10 @@ public final class A2Server implements AutoCloseable {
 		this.presenceTtl = builder.presenceTtl;
 		this.payloads = new PayloadBinder(builder.jsonMapper, builder.payloadValidator);
 		this.state = new StateReader(events, snapshots, builder.jsonMapper, builder.snapshotEvery, builder.stateCacheSize);
+		this.interceptors = List.copyOf(builder.interceptors);
+		this.drainSettings = builder.drain;
 		this.drainer = (work != null && !builder.consumers.isEmpty() && builder.runConsumers)
-				? new Drainer(new ServerDrainHost(this), work, builder.drain) : null;
+				? new Drainer(new ServerDrainHost(this), work, builder.drain, builder.scheduling) : null;
 	}
 
 	/** A builder; a {@code DataSource} (or the stores) and at least one contract are required. */
@@ -171,6 +179,74 @@ public final class A2Server implements AutoCloseable {
 	public int sweep() {
 		sweepPresence();
 		return (this.drainer != null) ? this.drainer.sweep() : 0;
+	}
+
+	/**
+	 * Renews the leases of the attempts running on this instance now. The drainer does it on its own
+	 * timer unless it was built with {@link DrainScheduling#MANUAL}.
+	 */
+	public void heartbeat() {
+		if (this.drainer != null) {
+			this.drainer.heartbeat();
+		}
+	}
+
+	/** How this server runs consumers. */
+	public DrainSettings drainSettings() {
+		return this.drainSettings;
+	}
+
+	/** What the drainer of this instance is doing now ({@link DrainActivity#IDLE} when it runs no consumers). */
+	public DrainActivity drainActivity() {
+		return (this.drainer != null) ? this.drainer.activity() : DrainActivity.IDLE;
+	}
+
+	/**
+	 * Waits until {@code condition} holds for the drainer's activity (e.g. {@link DrainActivity#idle()}),
+	 * woken by the drainer's own progress: claim loops that start or end, runs that start, finishes
+	 * written. Idle at one instant is not idle for ever: a sweep may find work that became due.
+	 * @return whether it held before {@code timeout} passed
+	 */
+	public boolean awaitDrain(Predicate<DrainActivity> condition, Duration timeout) {
+		if (this.drainer == null) {
+			return condition.test(DrainActivity.IDLE);
+		}
+		return this.drainer.await(condition, timeout);
+	}
+
+	/**
+	 * Runs {@code listener} whenever the drainer's activity changes (a claim loop starts or ends, a run
+	 * starts, finishes are written), on the drainer's threads: it must return at once. For waits of
+	 * their own, such as the test kit's.
+	 */
+	public void onDrainProgress(Runnable listener) {
+		if (this.drainer != null) {
+			this.drainer.onProgress(listener);
+		}
+	}
+
+	/**
+	 * The work of this server's consumers not done yet (units, cursors behind their target, dead ones)
+	 * and the scheduled tasks of its contracts, soonest runnable first, dead letters last.
+	 */
+	public List<WorkStore.Upcoming> upcomingWork(int limit) {
+		return requireWork().upcoming(consumerRefs(), this.contracts.keySet(), limit);
+	}
+
+	/**
+	 * When work next becomes due after now, by this server's clock: a back-off that ends, a lease
+	 * that lapses, a scheduled task; empty when nothing waits for a time (work due now included).
+	 */
+	public Optional<Instant> nextDue() {
+		Instant now = this.clock.instant();
+		return upcomingWork(1000).stream()
+			.map(WorkStore.Upcoming::runnableAt)
+			.filter((at) -> at != null && at.isAfter(now))
+			.min(Instant::compareTo);
+	}
+
+	private List<WorkStore.ConsumerRef> consumerRefs() {
+		return consumers().stream().map((c) -> new WorkStore.ConsumerRef(c.contract(), c.name())).toList();
 	}
 
 	/** Deletes expired presence, at most once per TTL: readers hide it already, this keeps the table small. */
@@ -357,6 +433,12 @@ public final class A2Server implements AutoCloseable {
 
 		private boolean runConsumers = true;
 
+		private boolean clockSet;
+
+		private DrainScheduling scheduling = DrainScheduling.AUTOMATIC;
+
+		private final List<RunInterceptor> interceptors = new ArrayList<>();
+
 		private ObservationRegistry observations = ObservationRegistry.NOOP;
 
 		private SessionChanges changes = SessionChanges.local();
@@ -451,9 +533,26 @@ public final class A2Server implements AutoCloseable {
 			return this;
 		}
 
-		/** The clock of leases, back-offs and schedules. */
+		/**
+		 * The clock of leases, back-offs, schedules and presence; also of the events' {@code createdAt}
+		 * when the stores are built here from a {@link #dataSource(DataSource) DataSource} (otherwise the
+		 * database's clock stamps them).
+		 */
 		public Builder clock(Clock clock) {
 			this.clock = Objects.requireNonNull(clock, "clock");
+			this.clockSet = true;
+			return this;
+		}
+
+		/** Whether heartbeats run on the drainer's own timer (the default) or only when called. */
+		public Builder drainScheduling(DrainScheduling scheduling) {
+			this.scheduling = Objects.requireNonNull(scheduling, "scheduling");
+			return this;
+		}
+
+		/** Wraps every run of a consumer's code; interceptors added first are outermost. */
+		public Builder runInterceptor(RunInterceptor interceptor) {
+			this.interceptors.add(Objects.requireNonNull(interceptor, "interceptor"));
 			return this;
 		}
 
@@ -505,7 +604,7 @@ public final class A2Server implements AutoCloseable {
 						: new DataSourceTransactionManager(dataSource);
 				transactions = new TransactionTemplate(transactionManager);
 				if (events == null) {
-					events = new PostgresEventStore(dataSource, transactionManager);
+					events = new PostgresEventStore(dataSource, transactionManager, this.clockSet ? this.clock : null);
 				}
 				if (snapshots == null) {
 					snapshots = new PostgresSnapshotStore(dataSource, transactionManager);

@@ -48,8 +48,11 @@ public final class AbortSignal {
 		callback.run();
 	}
 
-	/** Aborts, once; later calls keep the first reason. */
-	void abort(A2Exception reason) {
+	/**
+	 * Aborts, once; later calls keep the first reason. A2 aborts the signals of its runs; a test that
+	 * runs a consumer's code itself aborts its own to see how the code stops.
+	 */
+	public void abort(A2Exception reason) {
 		List<Runnable> toRun;
 		Thread running;
 		synchronized (this) {

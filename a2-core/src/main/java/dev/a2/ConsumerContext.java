@@ -13,7 +13,11 @@ public final class ConsumerContext {
 
 	private final RunSession session;
 
-	ConsumerContext(Event event, int attempt, AbortSignal signal, RunSession session) {
+	/**
+	 * The context of a run. A2 builds it for every run; a unit test of a consumer's code builds one
+	 * itself, with {@link RunSession#of} (the test kit's {@code ConsumerRun} does it on stores in memory).
+	 */
+	public ConsumerContext(Event event, int attempt, AbortSignal signal, RunSession session) {
 		this.event = event;
 		this.attempt = attempt;
 		this.signal = signal;

@@ -29,6 +29,22 @@ public final class RunSession {
 		this.cause = cause;
 	}
 
+	/**
+	 * The session as a run of {@code consumer} for {@code trigger} sees it: what it writes carries the
+	 * cause {@code (consumer, lane, trigger's index, attempt)} and ids derived as in a real run. For
+	 * tests that run a consumer's code themselves; A2 builds its runs' sessions itself.
+	 */
+	public static RunSession of(Session session, Consumer consumer, Event trigger, int attempt) {
+		String lane = null;
+		if (consumer.lane() instanceof Lane.Fixed fixed) {
+			lane = fixed.name();
+		}
+		else if (consumer.lane() instanceof Lane.Keyed keyed) {
+			lane = keyed.key().apply(new Lane.KeyInput(session.id(), trigger.id(), trigger.type(), trigger.payload()));
+		}
+		return new RunSession(session, consumer, trigger, new Cause(consumer.name(), lane, trigger.index(), attempt));
+	}
+
 	/** The session id. */
 	public String id() {
 		return this.session.id();

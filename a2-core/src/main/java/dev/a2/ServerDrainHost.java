@@ -4,6 +4,7 @@ import java.time.Clock;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
+import java.util.concurrent.Callable;
 
 import dev.a2.drain.DrainHost;
 import dev.a2.live.SessionChanges;
@@ -66,11 +67,12 @@ final class ServerDrainHost implements DrainHost {
 	}
 
 	@Override
-	public List<EventToStore> run(Consumer consumer, String session, Event event, int attempt, AbortSignal signal, Cause cause)
-			throws Exception {
+	public List<EventToStore> run(Consumer consumer, String session, Event event, int attempt, int failures,
+			AbortSignal signal, Cause cause) throws Exception {
 		Session log = this.server.session(consumer.contract(), session);
 		ConsumerContext context = new ConsumerContext(event, attempt, signal, new RunSession(log, consumer, event, cause));
-		Object result = consumer.handler().run(context);
+		Object result = intercepted(new Invocation(consumer, session, List.of(event), attempt, failures, signal,
+				() -> consumer.handler().run(context)));
 		if (signal.isAborted()) {
 			return List.of();
 		}
@@ -78,19 +80,30 @@ final class ServerDrainHost implements DrainHost {
 	}
 
 	@Override
-	public List<EventToStore> runBatch(Consumer consumer, String session, List<Event> events, int attempt,
+	public List<EventToStore> runBatch(Consumer consumer, String session, List<Event> events, int attempt, int failures,
 			AbortSignal signal, List<Cause> causes) throws Exception {
 		Session log = this.server.session(consumer.contract(), session);
 		List<ConsumerContext> batch = new ArrayList<>(events.size());
 		for (int i = 0; i < events.size(); i++) {
 			batch.add(new ConsumerContext(events.get(i), attempt, signal, new RunSession(log, consumer, events.get(i), causes.get(i))));
 		}
-		Object result = consumer.batchHandler().run(batch);
+		Object result = intercepted(new Invocation(consumer, session, events, attempt, failures, signal,
+				() -> consumer.batchHandler().run(batch)));
 		if (signal.isAborted()) {
 			return List.of();
 		}
 		Event last = events.get(events.size() - 1);
 		return log.prepare(derivedIds(returnedEvents(result, consumer), last, consumer), causes.get(causes.size() - 1), true);
+	}
+
+	/** Runs the code through the server's interceptors; an abandoned attempt ends as if its instance died. */
+	private @Nullable Object intercepted(Invocation invocation) throws Exception {
+		Object result = invocation.proceed();
+		if (invocation.abandoned) {
+			invocation.signal.abort(new A2Exception(ErrorCode.CLAIM_EXPIRED,
+					"the attempt was abandoned as if its instance died; its lease lapses and another attempt runs the unit"));
+		}
+		return result;
 	}
 
 	@Override
@@ -111,6 +124,85 @@ final class ServerDrainHost implements DrainHost {
 	@Override
 	public void bind(AbortSignal signal, @Nullable Thread thread) {
 		signal.bind(thread);
+	}
+
+	/** A run going through the interceptors, outermost first, and then the consumer's code. */
+	private final class Invocation implements RunInterceptor.Invocation {
+
+		private final Consumer consumer;
+
+		private final String session;
+
+		private final List<Event> events;
+
+		private final int attempt;
+
+		private final int failures;
+
+		private final AbortSignal signal;
+
+		private final Callable<@Nullable Object> code;
+
+		private int next;
+
+		private volatile boolean abandoned;
+
+		Invocation(Consumer consumer, String session, List<Event> events, int attempt, int failures, AbortSignal signal,
+				Callable<@Nullable Object> code) {
+			this.consumer = consumer;
+			this.session = session;
+			this.events = List.copyOf(events);
+			this.attempt = attempt;
+			this.failures = failures;
+			this.signal = signal;
+			this.code = code;
+		}
+
+		@Override
+		public Consumer consumer() {
+			return this.consumer;
+		}
+
+		@Override
+		public String session() {
+			return this.session;
+		}
+
+		@Override
+		public List<Event> events() {
+			return this.events;
+		}
+
+		@Override
+		public int attempt() {
+			return this.attempt;
+		}
+
+		@Override
+		public int failures() {
+			return this.failures;
+		}
+
+		@Override
+		public AbortSignal signal() {
+			return this.signal;
+		}
+
+		@Override
+		public @Nullable Object proceed() throws Exception {
+			List<RunInterceptor> interceptors = ServerDrainHost.this.server.interceptors;
+			if (this.next < interceptors.size()) {
+				RunInterceptor interceptor = interceptors.get(this.next++);
+				return interceptor.intercept(this);
+			}
+			return this.code.call();
+		}
+
+		@Override
+		public void abandon() {
+			this.abandoned = true;
+		}
+
 	}
 
 	private static List<NewEvent> returnedEvents(@Nullable Object result, Consumer consumer) {

@@ -113,14 +113,13 @@ class BatchConsumerIntegrationTests {
 				}
 				return NewEvent.of("note", new Note("from the takeover of " + batch.size()));
 			});
-		DrainSettings settings = DrainSettings.DEFAULTS.withLease(DrainTestSupport.LONG_LEASE);
-		A2Server stalled = this.support.server(settings, projection);
-		A2Server other = this.support.server(settings, projection);
+		A2Server stalled = this.support.manualServer(projection);
+		A2Server other = this.support.manualServer(projection);
 		Session session = stalled.session("chat", A2TestSupport.newSessionId());
 		session.append(message("a"), message("b"), message("c"));
 		assertThat(zombieStarted.await(20, TimeUnit.SECONDS)).isTrue();
 
-		this.support.clock.advance(DrainTestSupport.LONG_LEASE.plusSeconds(1));
+		this.support.clock.advance(DrainTestSupport.LEASE.plusSeconds(1));
 		other.sweep();
 		await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> assertThat(noteTexts(session)).containsExactly(
 				"from the takeover of 3"));

@@ -149,14 +149,13 @@ class DrainFaultIntegrationTests {
 			}
 			return note("from the takeover");
 		});
-		DrainSettings settings = DrainSettings.DEFAULTS.withLease(DrainTestSupport.LONG_LEASE);
-		A2Server stalled = this.support.server(settings, worker);
-		A2Server other = this.support.server(settings, worker);
+		A2Server stalled = this.support.manualServer(worker);
+		A2Server other = this.support.manualServer(worker);
 		Session session = stalled.session("chat", A2TestSupport.newSessionId());
 		session.append(message("work"));
 		assertThat(zombieStarted.await(20, TimeUnit.SECONDS)).isTrue();
 
-		this.support.clock.advance(DrainTestSupport.LONG_LEASE.plusSeconds(1));
+		this.support.clock.advance(DrainTestSupport.LEASE.plusSeconds(1));
 		other.sweep();
 		await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> assertThat(noteTexts(session)).containsExactly("from the takeover"));
 

@@ -21,12 +21,6 @@ final class DrainTestSupport implements AutoCloseable {
 
 	static final Duration LEASE = Duration.ofSeconds(30);
 
-	/**
-	 * For tests that stall an attempt and let the clock take its lease: heartbeats come every third of
-	 * the lease on real time, and with this one none comes while the test runs.
-	 */
-	static final Duration LONG_LEASE = Duration.ofHours(1);
-
 	final HikariDataSource dataSource;
 
 	final MutableClock clock = new MutableClock();
@@ -46,7 +40,20 @@ final class DrainTestSupport implements AutoCloseable {
 	}
 
 	A2Server server(DrainSettings settings, Consumer... consumers) {
+		return server(settings, DrainScheduling.AUTOMATIC, consumers);
+	}
+
+	/**
+	 * A server whose heartbeats run only when the test calls them: for tests that stall an attempt
+	 * and let the clock take its lease, which a heartbeat on real time could renew behind their back.
+	 */
+	A2Server manualServer(Consumer... consumers) {
+		return server(DrainSettings.DEFAULTS.withLease(LEASE), DrainScheduling.MANUAL, consumers);
+	}
+
+	A2Server server(DrainSettings settings, DrainScheduling scheduling, Consumer... consumers) {
 		A2Server.Builder builder = A2TestSupport.server(this.dataSource)
+			.drainScheduling(scheduling)
 			.clock(this.clock)
 			.observationRegistry(this.observations)
 			.drain(settings)

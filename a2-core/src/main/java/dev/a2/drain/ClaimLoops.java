@@ -189,6 +189,12 @@ final class ClaimLoops {
 			state.removed = true;
 		}
 		this.loopStates.remove(key, state);
+		this.finisher.signal();
+	}
+
+	/** Sessions whose loop is queued or running. */
+	int draining() {
+		return this.loopStates.size();
 	}
 
 	/** Takes up to {@code wanted} free run permits without waiting; answers how many it took. */
@@ -216,6 +222,7 @@ final class ClaimLoops {
 		this.running.put(claim.token(), run);
 		try {
 			this.runs.execute(() -> run(run));
+			this.finisher.signal();
 			return true;
 		}
 		catch (RejectedExecutionException ex) {

@@ -10,11 +10,15 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Predicate;
 import java.util.function.Supplier;
 
 import dev.a2.A2Exception;
 import dev.a2.Consumer;
+import dev.a2.DrainActivity;
+import dev.a2.DrainScheduling;
 import dev.a2.DrainSettings;
 import dev.a2.ErrorCode;
 import dev.a2.Event;
@@ -64,6 +68,11 @@ public final class Drainer {
 	private final AutoCloseable listening;
 
 	public Drainer(DrainHost host, WorkStore work, DrainSettings settings) {
+		this(host, work, settings, DrainScheduling.AUTOMATIC);
+	}
+
+	/** @param scheduling whether heartbeats run on a timer of their own, or only when {@link #heartbeat()} is called */
+	public Drainer(DrainHost host, WorkStore work, DrainSettings settings, DrainScheduling scheduling) {
 		this.host = host;
 		this.work = work;
 		this.settings = settings;
@@ -73,7 +82,8 @@ public final class Drainer {
 		this.finisher = new Finisher(host, work, this.running);
 		this.loops = new ClaimLoops(host, work, settings, new RunExecution(host, settings), this.finisher, this.running,
 				runExecutor(settings));
-		this.leases = new Leases(host, work, settings.lease(), settings.heartbeat(), this.running);
+		this.leases = new Leases(host, work, settings.lease(),
+				(scheduling == DrainScheduling.AUTOMATIC) ? settings.heartbeat() : null, this.running);
 		this.consumption = new Consumption(host, work, this.finisher.progress, this.loops::request);
 		// what runs return may hold abortOn events for other runs here, which no append here saw
 		this.finisher.start(this.loops::request, this.leases::scanLaterEvents);
@@ -209,6 +219,50 @@ public final class Drainer {
 	/** Attempts running on this instance now. */
 	public int running() {
 		return this.running.size();
+	}
+
+	/** What this drainer is doing now. */
+	public DrainActivity activity() {
+		List<DrainActivity.RunningAttempt> attempts = new ArrayList<>();
+		for (Running run : this.running.values()) {
+			Event current = run.current;
+			attempts.add(new DrainActivity.RunningAttempt(run.claim.contract(), run.claim.session(), run.claim.consumer(),
+					(current != null) ? current.index() : run.claim.index(), run.claim.attempt()));
+		}
+		return new DrainActivity(this.loops.draining(), attempts, this.finisher.unwritten());
+	}
+
+	/**
+	 * Runs {@code listener} whenever the activity changes (a claim loop starts or ends, a run starts,
+	 * finishes are written), on the drainer's threads: it must return at once.
+	 */
+	public void onProgress(Runnable listener) {
+		this.finisher.addListener(listener);
+	}
+
+	/**
+	 * Waits until {@code condition} holds for this drainer's activity, waking whenever a claim loop
+	 * starts or ends, a run starts, or finishes are written (never polling the store).
+	 * @return whether it held before {@code timeout} passed
+	 */
+	public boolean await(Predicate<DrainActivity> condition, Duration timeout) {
+		long deadline = System.nanoTime() + timeout.toNanos();
+		synchronized (this.finisher.progress) {
+			while (!condition.test(activity())) {
+				long left = deadline - System.nanoTime();
+				if (left <= 0) {
+					return false;
+				}
+				try {
+					TimeUnit.NANOSECONDS.timedWait(this.finisher.progress, left);
+				}
+				catch (InterruptedException ex) {
+					Thread.currentThread().interrupt();
+					return false;
+				}
+			}
+			return true;
+		}
 	}
 
 	private static ExecutorService runExecutor(DrainSettings settings) {

@@ -8,8 +8,10 @@ import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BiConsumer;
 
 import dev.a2.A2Exception;
@@ -44,8 +46,16 @@ final class Finisher {
 
 	private final Thread completer;
 
-	/** Notified after each batch: {@code consume} and {@code stop} wait on it. */
+	/**
+	 * Notified after each batch, and whenever the drainer's activity changes: {@code consume},
+	 * {@code stop} and {@link Drainer#await} wait on it.
+	 */
 	final Object progress = new Object();
+
+	/** Attempts added and not yet written, the sessions they touched not yet asked to drain again. */
+	private final AtomicInteger unwritten = new AtomicInteger();
+
+	private final List<Runnable> listeners = new CopyOnWriteArrayList<>();
 
 	private volatile BiConsumer<String, String> drainAgain = (contract, session) -> {
 	};
@@ -73,11 +83,36 @@ final class Finisher {
 	}
 
 	void add(Running.Done ended) {
+		this.unwritten.incrementAndGet();
 		this.done.add(ended);
 	}
 
 	boolean idle() {
-		return this.done.isEmpty();
+		return this.unwritten.get() == 0;
+	}
+
+	/** How many ended attempts wait for their finish to be written. */
+	int unwritten() {
+		return this.unwritten.get();
+	}
+
+	/** Wakes whoever waits on the drainer's progress, and tells the listeners. */
+	void signal() {
+		synchronized (this.progress) {
+			this.progress.notifyAll();
+		}
+		for (Runnable listener : this.listeners) {
+			try {
+				listener.run();
+			}
+			catch (RuntimeException ex) {
+				logger.warn("A listener of the drainer's progress failed", ex);
+			}
+		}
+	}
+
+	void addListener(Runnable listener) {
+		this.listeners.add(listener);
 	}
 
 	void halt() {
@@ -97,6 +132,8 @@ final class Finisher {
 				batch.add(first);
 				this.done.drainTo(batch, FINISH_BATCH - 1);
 				write(batch);
+				this.unwritten.addAndGet(-batch.size());
+				signal();
 			}
 			catch (InterruptedException ex) {
 				if (this.halted) {
@@ -107,6 +144,8 @@ final class Finisher {
 				// the claims lapse and other attempts take over: at least once, never lost
 				logger.warn("Could not record " + batch.size() + " finished consumer attempt(s); they will run again", ex);
 				batch.forEach((d) -> this.running.remove(d.run().claim.token()));
+				this.unwritten.addAndGet(-batch.size());
+				signal();
 			}
 		}
 	}
@@ -143,9 +182,8 @@ final class Finisher {
 			this.host.changes().publish(kind, session.contract(), session.session());
 			this.returnedTo.accept(session.contract(), session.session());
 		});
-		synchronized (this.progress) {
-			this.progress.notifyAll();
-		}
+		// the sessions are asked to drain again before waiters wake, so that none of them sees an idle
+		// drainer while a lane's next unit waits to be claimed
 		sessions.forEach((s) -> this.drainAgain.accept(s.contract(), s.session()));
 	}
 

@@ -21,6 +21,7 @@ import dev.a2.store.StoredEvent;
 import dev.a2.store.WorkStore;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The leases of running attempts and what aborts them: a heartbeat renews the claims (an attempt
@@ -45,14 +46,20 @@ final class Leases {
 
 	private final ScheduledExecutorService timer;
 
-	Leases(DrainHost host, WorkStore work, Duration lease, Duration heartbeat, Map<UUID, Running> running) {
+	/**
+	 * @param heartbeat how often the timer renews the leases; {@code null} for no timer (the
+	 * application calls {@link #heartbeat()})
+	 */
+	Leases(DrainHost host, WorkStore work, Duration lease, @Nullable Duration heartbeat, Map<UUID, Running> running) {
 		this.host = host;
 		this.work = work;
 		this.lease = lease;
 		this.running = running;
 		this.timer = Executors.newSingleThreadScheduledExecutor(Drainer.daemon(() -> "a2-heartbeat"));
-		long every = heartbeat.toMillis();
-		this.timer.scheduleWithFixedDelay(this::heartbeat, every, every, TimeUnit.MILLISECONDS);
+		if (heartbeat != null) {
+			long every = heartbeat.toMillis();
+			this.timer.scheduleWithFixedDelay(this::heartbeat, every, every, TimeUnit.MILLISECONDS);
+		}
 	}
 
 	void heartbeat() {

@@ -63,7 +63,8 @@ final class RunExecution {
 				Cause cause = new Cause(consumer.name(), laneOf(consumer, claim), event.index(), claim.attempt());
 				Observation observation = eventObservation(run, consumer, event).start();
 				try {
-					returned.addAll(this.host.run(consumer, claim.session(), event, claim.attempt(), run.signal, cause));
+					returned.addAll(this.host.run(consumer, claim.session(), event, claim.attempt(), claim.failures(),
+							run.signal, cause));
 				}
 				catch (Throwable ex) {
 					if (!run.signal.isAborted()) {
@@ -117,8 +118,8 @@ final class RunExecution {
 		Event last = events.get(events.size() - 1);
 		Observation observation = eventObservation(run, consumer, last).start();
 		try {
-			List<EventToStore> returned = this.host.runBatch(consumer, claim.session(), events, claim.attempt(), run.signal,
-					causes);
+			List<EventToStore> returned = this.host.runBatch(consumer, claim.session(), events, claim.attempt(),
+					claim.failures(), run.signal, causes);
 			if (run.signal.isAborted()) {
 				observation.lowCardinalityKeyValue(A2Observations.OUTCOME, run.lost ? "superseded" : "aborted");
 				return abortedThrough(run, last);

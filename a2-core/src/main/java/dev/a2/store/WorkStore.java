@@ -68,6 +68,12 @@ public interface WorkStore {
 	/** One row per consumer with work not done: pending units, dead ones, and when the oldest pending event was appended. */
 	List<PendingWork> pending();
 
+	/**
+	 * Work not done yet, soonest runnable first and dead letters last: the units and cursors (behind
+	 * their target) of {@code consumers}, and the scheduled tasks of {@code contracts}.
+	 */
+	List<Upcoming> upcoming(Collection<ConsumerRef> consumers, Collection<String> contracts, int limit);
+
 	/** Stores a scheduled task unless one with its id exists. */
 	void schedule(ScheduledTask task);
 
@@ -92,6 +98,72 @@ public interface WorkStore {
 
 	/** The work of one consumer not done yet; {@code oldestDueAt} is when its oldest pending event was appended. */
 	record PendingWork(String contract, String consumer, long pending, long dead, long lag, @Nullable Instant oldestDueAt) {
+	}
+
+	/**
+	 * Work not done yet.
+	 *
+	 * @param kind {@code unit}, {@code cursor} or {@code schedule}
+	 * @param consumer the consumer of a unit or cursor; {@code null} for a scheduled task
+	 * @param task the id of a scheduled task; {@code null} otherwise
+	 * @param index a unit's event index; a cursor's position (processed through); 0 for a task
+	 * @param dueAt when a failed unit may run again, or when a task is due; {@code null} for at once
+	 * @param leaseUntil when the claim of a unit being run lapses; {@code null} when unclaimed
+	 * @param blocked whether a unit waits behind an earlier unit of its lane (one dead-lettered, for
+	 * instance) rather than for a time
+	 */
+	record Upcoming(String kind, String contract, String session, @Nullable String consumer, @Nullable String task,
+			long index, int attempt, int failures, @Nullable Instant dueAt, @Nullable Instant leaseUntil, boolean dead,
+			boolean blocked, @Nullable String lastError) {
+
+		/**
+		 * From when it may run: after its back-off and its claim's lease (a lease lapses just after its
+		 * instant); {@link Instant#MIN} when it may run now; {@code null} when no time makes it runnable
+		 * (dead-lettered, or blocked behind an earlier unit of its lane).
+		 */
+		public @Nullable Instant runnableAt() {
+			if (this.dead || this.blocked) {
+				return null;
+			}
+			Instant at = Instant.MIN;
+			if (this.dueAt != null && this.dueAt.isAfter(at)) {
+				at = this.dueAt;
+			}
+			if (this.leaseUntil != null && this.leaseUntil.plusNanos(1000).isAfter(at)) {
+				at = this.leaseUntil.plusNanos(1000);
+			}
+			return at;
+		}
+
+		@Override
+		public String toString() {
+			StringBuilder text = new StringBuilder();
+			if (this.task != null) {
+				text.append("scheduled task ").append(this.task).append(" of ").append(this.contract).append('/').append(this.session);
+			}
+			else {
+				text.append(this.consumer).append(" on ").append(this.contract).append('/').append(this.session)
+					.append(this.kind.equals("cursor") ? " after #" : " #").append(this.index)
+					.append(" (attempt ").append(this.attempt).append(", failures ").append(this.failures).append(')');
+			}
+			if (this.dead) {
+				text.append(" dead-lettered");
+			}
+			else if (this.blocked) {
+				text.append(" waiting behind an earlier unit of its lane");
+			}
+			else if (this.leaseUntil != null) {
+				text.append(" claimed until ").append(this.leaseUntil);
+			}
+			if (!this.dead && this.dueAt != null) {
+				text.append(this.task != null ? " due at " : " retrying at ").append(this.dueAt);
+			}
+			if (this.lastError != null) {
+				text.append(" last error: ").append(this.lastError);
+			}
+			return text.toString();
+		}
+
 	}
 
 	/**

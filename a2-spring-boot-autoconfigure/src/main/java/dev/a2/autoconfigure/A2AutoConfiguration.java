@@ -1,5 +1,6 @@
 package dev.a2.autoconfigure;
 
+import java.time.Clock;
 import java.util.LinkedHashMap;
 import java.util.Map;
 
@@ -9,7 +10,9 @@ import dev.a2.A2Server;
 import dev.a2.BeanValidationPayloadValidator;
 import dev.a2.Consumer;
 import dev.a2.Contract;
+import dev.a2.DrainScheduling;
 import dev.a2.PayloadValidator;
+import dev.a2.RunInterceptor;
 import dev.a2.live.SessionChanges;
 import dev.a2.store.EventStore;
 import dev.a2.store.PresenceStore;
@@ -65,10 +68,11 @@ public final class A2AutoConfiguration {
 	@Bean
 	@ConditionalOnMissingBean
 	EventStore a2EventStore(ObjectProvider<DataSource> dataSource,
-			ObjectProvider<PlatformTransactionManager> transactionManager) {
+			ObjectProvider<PlatformTransactionManager> transactionManager, ObjectProvider<Clock> clock) {
 		DataSource source = requireDataSource(dataSource);
+		// the application's clock, when it has one, stamps the events too: ages and lag read in its time
 		return new PostgresEventStore(source,
-				transactionManager.getIfUnique(() -> new DataSourceTransactionManager(source)));
+				transactionManager.getIfUnique(() -> new DataSourceTransactionManager(source)), clock.getIfUnique());
 	}
 
 	/** Tells the streams and drainers of every instance that a session changed (LISTEN/NOTIFY). */
@@ -101,7 +105,8 @@ public final class A2AutoConfiguration {
 			SnapshotStore snapshotStore, WorkStore workStore, PresenceStore presenceStore, SessionChanges sessionChanges,
 			ObjectProvider<PlatformTransactionManager> transactionManager, ObjectProvider<JsonMapper> jsonMapper,
 			ObjectProvider<PayloadValidator> payloadValidator, ObjectProvider<ObservationRegistry> observations,
-			A2Properties properties, ConfigurableListableBeanFactory beanFactory) {
+			ObjectProvider<Clock> clock, ObjectProvider<RunInterceptor> interceptors, A2Properties properties,
+			ConfigurableListableBeanFactory beanFactory) {
 		JsonMapper mapper = jsonMapper.getIfUnique(() -> JsonMapper.builder().build());
 		A2Server.Builder builder = A2Server.builder()
 			.eventStore(eventStore)
@@ -116,8 +121,11 @@ public final class A2AutoConfiguration {
 			.stateCacheSize(properties.getState().getCacheSize())
 			.drain(properties.getDrain().toSettings())
 			.runConsumers(properties.getDrain().isEnabled())
+			.drainScheduling(properties.getDrain().getScheduling())
 			.stopGrace(properties.getDrain().getStopGrace());
 		observations.ifUnique(builder::observationRegistry);
+		clock.ifUnique(builder::clock);
+		interceptors.orderedStream().forEach(builder::runInterceptor);
 		// a push with a presence write, a clear and the work it ends: each one transaction
 		transactionManager.ifUnique(builder::transactionManager);
 		Map<String, Contract> byName = new LinkedHashMap<>();
@@ -125,8 +133,9 @@ public final class A2AutoConfiguration {
 			builder.contract(contract);
 			byName.put(contract.name(), contract);
 		});
-		consumers.orderedStream().forEach(builder::consumer);
-		AnnotatedConsumers.find(beanFactory, byName, mapper).forEach(builder::consumer);
+		A2Properties.Drain drain = properties.getDrain();
+		consumers.orderedStream().filter(drain::registers).forEach(builder::consumer);
+		AnnotatedConsumers.find(beanFactory, byName, mapper).stream().filter(drain::registers).forEach(builder::consumer);
 		return builder.build();
 	}
 
@@ -144,7 +153,9 @@ public final class A2AutoConfiguration {
 	@ConditionalOnMissingBean
 	@ConditionalOnBooleanProperty(name = "a2.drain.enabled", matchIfMissing = true)
 	A2DrainLifecycle a2DrainLifecycle(A2Server server, A2Properties properties) {
-		return new A2DrainLifecycle(server, properties.getDrain().getSweepInterval());
+		return new A2DrainLifecycle(server,
+				(properties.getDrain().getScheduling() == DrainScheduling.AUTOMATIC) ? properties.getDrain().getSweepInterval()
+						: null);
 	}
 
 	private static DataSource requireDataSource(ObjectProvider<DataSource> dataSource) {

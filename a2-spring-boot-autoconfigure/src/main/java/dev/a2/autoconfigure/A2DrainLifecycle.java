@@ -14,7 +14,8 @@ import org.springframework.scheduling.concurrent.ThreadPoolTaskScheduler;
 
 /**
  * Runs the sweep on A2's own scheduler while the application runs (the application's
- * {@code @Scheduled} beans are left alone), and stops the consumers gracefully when it stops.
+ * {@code @Scheduled} beans are left alone), and stops the consumers gracefully when it stops. With
+ * manual scheduling ({@code a2.drain.scheduling=manual}) it sweeps nothing itself.
  */
 public class A2DrainLifecycle implements SmartLifecycle {
 
@@ -22,7 +23,7 @@ public class A2DrainLifecycle implements SmartLifecycle {
 
 	private final A2Server server;
 
-	private final Duration interval;
+	private final @Nullable Duration interval;
 
 	private @Nullable ThreadPoolTaskScheduler scheduler;
 
@@ -32,20 +33,24 @@ public class A2DrainLifecycle implements SmartLifecycle {
 
 	private volatile boolean running;
 
-	public A2DrainLifecycle(A2Server server, Duration interval) {
+	/** @param interval how often to sweep; {@code null} for never (manual scheduling) */
+	public A2DrainLifecycle(A2Server server, @Nullable Duration interval) {
 		this.server = server;
 		this.interval = interval;
 	}
 
 	@Override
 	public synchronized void start() {
+		this.running = true;
+		if (this.interval == null) {
+			return;
+		}
 		ThreadPoolTaskScheduler scheduler = new ThreadPoolTaskScheduler();
 		scheduler.setThreadNamePrefix("a2-sweep-");
 		scheduler.setDaemon(true);
 		scheduler.initialize();
 		this.scheduler = scheduler;
 		this.sweeps = scheduler.scheduleWithFixedDelay(this::sweep, this.interval);
-		this.running = true;
 	}
 
 	private void sweep() {

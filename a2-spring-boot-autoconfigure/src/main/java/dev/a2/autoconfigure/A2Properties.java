@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 
+import dev.a2.DrainScheduling;
 import dev.a2.DrainSettings;
 
 import org.springframework.boot.context.properties.ConfigurationProperties;
@@ -235,6 +236,20 @@ public class A2Properties {
 		 */
 		private Duration stopGrace = Duration.ofSeconds(10);
 
+		/**
+		 * What keeps the drainer going between appends: its own timers (heartbeats, and the sweep
+		 * every sweep interval), or nothing but calls of the application ({@code manual}: tests on a
+		 * clock of their own, such as the test kit's).
+		 */
+		private DrainScheduling scheduling = DrainScheduling.AUTOMATIC;
+
+		/**
+		 * The consumers to register, by name ({@code contract/name} where names repeat across
+		 * contracts); empty for all. Consumers left out neither run nor get work. For tests of some of
+		 * an application's consumers (the test kit's {@code @A2Test(consumers = ...)} sets it).
+		 */
+		private List<String> consumers = new ArrayList<>();
+
 		public boolean isEnabled() {
 			return this.enabled;
 		}
@@ -321,6 +336,28 @@ public class A2Properties {
 
 		public void setStopGrace(Duration stopGrace) {
 			this.stopGrace = stopGrace;
+		}
+
+		public DrainScheduling getScheduling() {
+			return this.scheduling;
+		}
+
+		public void setScheduling(DrainScheduling scheduling) {
+			this.scheduling = scheduling;
+		}
+
+		public List<String> getConsumers() {
+			return this.consumers;
+		}
+
+		public void setConsumers(List<String> consumers) {
+			this.consumers = consumers;
+		}
+
+		/** Whether the consumer is one to register: {@link #getConsumers()} is empty or names it. */
+		public boolean registers(dev.a2.Consumer consumer) {
+			return this.consumers.isEmpty() || this.consumers.contains(consumer.name())
+					|| this.consumers.contains(consumer.contract() + "/" + consumer.name());
 		}
 
 		/** The drainer's settings. */

@@ -1,6 +1,9 @@
 package dev.a2.autoconfigure;
 
+import java.time.Clock;
 import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneOffset;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 
@@ -11,10 +14,13 @@ import dev.a2.A2Server;
 import dev.a2.Consumer;
 import dev.a2.ConsumerContext;
 import dev.a2.Contract;
+import dev.a2.DrainActivity;
+import dev.a2.DrainScheduling;
 import dev.a2.DrainSettings;
 import dev.a2.Event;
 import dev.a2.Lane;
 import dev.a2.NewEvent;
+import dev.a2.RunInterceptor;
 import dev.a2.Session;
 import dev.a2.spring.A2Consumer;
 import dev.a2.test.TestPostgres;
@@ -71,6 +77,52 @@ class A2ConsumerAutoConfigurationIntegrationTests {
 				assertThat(fixed.lane()).isEqualTo(Lane.fixed("projection"));
 				assertThat(fixed.backfill()).isTrue();
 				assertThat(context).hasSingleBean(A2DrainLifecycle.class);
+			});
+	}
+
+	@Test
+	void onlyTheNamedConsumersAreRegisteredWhenSomeAreNamed() {
+		this.runner.withUserConfiguration(GoodConsumers.class)
+			.withBean(Consumer.class, () -> Consumer.builder("chat", "plain").run((context) -> null))
+			.withPropertyValues("a2.drain.consumers=echo,chat/plain")
+			.run((context) -> assertThat(context.getBean(A2Server.class).consumers()).extracting(Consumer::name)
+				.containsExactlyInAnyOrder("plain", "echo"));
+	}
+
+	@Test
+	void theApplicationsClockStampsEventsAndItsInterceptorsWrapRuns() {
+		Instant then = Instant.parse("2031-02-03T04:05:06Z");
+		List<String> intercepted = new CopyOnWriteArrayList<>();
+		this.runner.withUserConfiguration(GoodConsumers.class)
+			.withPropertyValues("a2.drain.consumers=echo")
+			.withBean(Clock.class, () -> Clock.fixed(then, ZoneOffset.UTC))
+			.withBean(RunInterceptor.class, () -> (run) -> {
+				intercepted.add(run.consumer().name() + " " + run.event().type());
+				return run.proceed();
+			})
+			.run((context) -> {
+				A2Server server = context.getBean(A2Server.class);
+				assertThat(server.clock().instant()).isEqualTo(then);
+				Session session = server.session("chat", "clocked");
+				assertThat(session.append(NewEvent.of("said", new Said("hi"))).get(0).createdAt()).isEqualTo(then);
+				assertThat(server.awaitDrain((activity) -> activity.idle()
+						&& session.history(0, 10).events().size() == 2, Duration.ofSeconds(20))).isTrue();
+				assertThat(intercepted).containsExactly("echo said");
+				assertThat(session.history(0, 10).events().get(1).createdAt()).isEqualTo(then);
+			});
+	}
+
+	@Test
+	void manualSchedulingSweepsNothingOnItsOwn() {
+		this.runner.withUserConfiguration(GoodConsumers.class)
+			.withPropertyValues("a2.drain.scheduling=manual", "a2.drain.sweep-interval=10ms")
+			.run((context) -> {
+				assertThat(context.getBean(A2Properties.class).getDrain().getScheduling()).isEqualTo(DrainScheduling.MANUAL);
+				A2DrainLifecycle lifecycle = context.getBean(A2DrainLifecycle.class);
+				assertThat(lifecycle.isRunning()).isTrue();
+				A2Server server = context.getBean(A2Server.class);
+				assertThat(server.awaitDrain(DrainActivity::idle, Duration.ofSeconds(5))).isTrue();
+				assertThat(lifecycle.lastSweep()).isNull();
 			});
 	}
 

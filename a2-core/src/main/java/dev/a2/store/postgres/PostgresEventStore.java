@@ -3,7 +3,10 @@ package dev.a2.store.postgres;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.Types;
+import java.time.Clock;
 import java.time.OffsetDateTime;
+import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
@@ -72,7 +75,8 @@ public final class PostgresEventStore implements EventStore {
 			    RETURNING s.last_index - :count AS base, s.clear_index
 			), ins AS (
 			    INSERT INTO a2_event (contract, session_id, idx, id, type, payload, created_at, clear_index%1$s)
-			    SELECT :contract, :session, head.base + e.ord, e.id, e.type, e.payload::jsonb, now(), head.clear_index%2$s
+			    SELECT :contract, :session, head.base + e.ord, e.id, e.type, e.payload::jsonb,
+			           coalesce(CAST(:createdAt AS timestamptz), now()), head.clear_index%2$s
 			    FROM head, unnest(:ids, :types, :payloads%3$s) WITH ORDINALITY AS e(id, type, payload%4$s, ord)
 			    RETURNING idx, id, created_at, clear_index
 			)%5$s
@@ -163,7 +167,7 @@ public final class PostgresEventStore implements EventStore {
 
 	private static final String INSERT_CLEAR_MARKER = """
 			INSERT INTO a2_event (contract, session_id, idx, id, type, payload, created_at, clear_index)
-			VALUES (:contract, :session, :index, :id, '%s', '{}', now(), :clearIndex)
+			VALUES (:contract, :session, :index, :id, '%s', '{}', coalesce(CAST(:createdAt AS timestamptz), now()), :clearIndex)
 			RETURNING created_at""".formatted(CLEAR_MARKER);
 
 	private static final RowMapper<SessionHead> HEAD_MAPPER = (rs, row) -> new SessionHead(rs.getLong("last_index"),
@@ -179,6 +183,8 @@ public final class PostgresEventStore implements EventStore {
 
 	private final SessionAppendCombiner combiner = new SessionAppendCombiner();
 
+	private final @Nullable Clock clock;
+
 	public PostgresEventStore(DataSource dataSource) {
 		this(dataSource, new DataSourceTransactionManager(dataSource));
 	}
@@ -188,9 +194,23 @@ public final class PostgresEventStore implements EventStore {
 	 * an append made inside the application's transaction joins it
 	 */
 	public PostgresEventStore(DataSource dataSource, PlatformTransactionManager transactionManager) {
+		this(dataSource, transactionManager, null);
+	}
+
+	/**
+	 * @param clock what stamps the events' {@code createdAt} (a test's virtual clock, so that ages
+	 * and lag read right in its time); {@code null} for the database's clock, one for every instance
+	 */
+	public PostgresEventStore(DataSource dataSource, PlatformTransactionManager transactionManager, @Nullable Clock clock) {
 		this.dataSource = dataSource;
 		this.jdbc = JdbcClient.create(dataSource);
 		this.transactions = new TransactionTemplate(transactionManager);
+		this.clock = clock;
+	}
+
+	/** The {@code createdAt} of what is written now: {@code null} lets the database stamp it. */
+	private @Nullable OffsetDateTime createdAt() {
+		return (this.clock != null) ? OffsetDateTime.ofInstant(this.clock.instant(), ZoneOffset.UTC) : null;
 	}
 
 	@Override
@@ -323,7 +343,8 @@ public final class PostgresEventStore implements EventStore {
 			.param("count", count)
 			.param("ids", SqlArrays.of("text", ids))
 			.param("types", SqlArrays.of("text", types))
-			.param("payloads", SqlArrays.of("text", payloads));
+			.param("payloads", SqlArrays.of("text", payloads))
+			.param("createdAt", createdAt(), Types.TIMESTAMP_WITH_TIMEZONE);
 		if (caused) {
 			statement = bindCauses(statement, events);
 		}
@@ -463,6 +484,7 @@ public final class PostgresEventStore implements EventStore {
 				.param("index", index)
 				.param("id", id)
 				.param("clearIndex", head.clearIndex())
+				.param("createdAt", createdAt(), Types.TIMESTAMP_WITH_TIMEZONE)
 				.query(OffsetDateTime.class)
 				.single();
 			return new StoredEvent(index, id, CLEAR_MARKER, "{}", createdAt.toInstant(), head.clearIndex(), null);

@@ -315,6 +315,29 @@ public final class PostgresWorkStore implements WorkStore {
 			) per_table
 			GROUP BY contract, consumer""";
 
+	private static final String UPCOMING = """
+			WITH mine AS (SELECT * FROM unnest(:contracts, :consumers) AS m(contract, consumer))
+			SELECT * FROM (
+			    SELECT 'unit' AS kind, w.contract, w.session_id, w.consumer, NULL AS task, w.idx, w.attempt, w.failures,
+			           w.due_at, w.lease_until, w.dead,
+			           w.lane_key IS NOT NULL AND EXISTS (
+			               SELECT 1 FROM a2_work p
+			               WHERE p.contract = w.contract AND p.session_id = w.session_id AND p.consumer = w.consumer
+			                 AND p.lane_key = w.lane_key AND p.idx < w.idx) AS blocked,
+			           w.last_error
+			    FROM a2_work w JOIN mine m ON m.contract = w.contract AND m.consumer = w.consumer
+			    UNION ALL
+			    SELECT 'cursor', k.contract, k.session_id, k.consumer, NULL, k.position, k.attempt, k.failures,
+			           k.due_at, k.lease_until, k.dead, false, k.last_error
+			    FROM a2_cursor k JOIN mine m ON m.contract = k.contract AND m.consumer = k.consumer
+			    WHERE k.position < k.target OR k.dead
+			    UNION ALL
+			    SELECT 'schedule', t.contract, t.session_id, NULL, t.id, 0, 0, 0, t.due_at, NULL, false, false, NULL
+			    FROM a2_schedule t WHERE t.contract = ANY(:scheduleContracts)
+			) upcoming
+			ORDER BY dead, blocked, greatest(due_at, lease_until) NULLS FIRST, contract, session_id, idx
+			LIMIT :limit""";
+
 	private static final String SCHEDULE = """
 			INSERT INTO a2_schedule (contract, session_id, id, due_at, clear_index, events, if_last_index)
 			VALUES (:contract, :session, :id, :dueAt, :clearIndex, CAST(:events AS jsonb), :ifLastIndex)
@@ -327,7 +350,6 @@ public final class PostgresWorkStore implements WorkStore {
 			    ORDER BY due_at LIMIT 1 FOR UPDATE SKIP LOCKED)
 			RETURNING t.contract, t.session_id, t.id, t.due_at, t.clear_index, t.events::text AS events, t.if_last_index""";
 
-	/** The most events a cursor runs in one claim: one claim and one finish for a run of a projection. */
 	/** The most events a cursor claim takes when no other number is given. */
 	public static final int CURSOR_BATCH = 256;
 
@@ -631,6 +653,20 @@ public final class PostgresWorkStore implements WorkStore {
 	}
 
 	@Override
+	public List<Upcoming> upcoming(Collection<ConsumerRef> consumers, Collection<String> contracts, int limit) {
+		return StoreFailures.guard(() -> this.jdbc.sql(UPCOMING)
+			.param("contracts", SqlArrays.of("text", consumers.stream().map(ConsumerRef::contract).toArray()))
+			.param("consumers", SqlArrays.of("text", consumers.stream().map(ConsumerRef::consumer).toArray()))
+			.param("scheduleContracts", SqlArrays.of("text", contracts.toArray()))
+			.param("limit", limit)
+			.query((rs, row) -> new Upcoming(rs.getString("kind"), rs.getString("contract"), rs.getString("session_id"),
+					rs.getString("consumer"), rs.getString("task"), rs.getLong("idx"), rs.getInt("attempt"),
+					rs.getInt("failures"), nullableInstant(rs, "due_at"), nullableInstant(rs, "lease_until"),
+					rs.getBoolean("dead"), rs.getBoolean("blocked"), rs.getString("last_error")))
+			.list());
+	}
+
+	@Override
 	public void schedule(ScheduledTask task) {
 		StoreFailures.guard(() -> this.transactions.execute((status) -> this.jdbc.sql(SCHEDULE)
 			.param("contract", task.contract())
@@ -677,6 +713,11 @@ public final class PostgresWorkStore implements WorkStore {
 
 	private static Instant instant(ResultSet rs, String column) throws SQLException {
 		return rs.getObject(column, OffsetDateTime.class).toInstant();
+	}
+
+	private static @Nullable Instant nullableInstant(ResultSet rs, String column) throws SQLException {
+		OffsetDateTime time = rs.getObject(column, OffsetDateTime.class);
+		return (time != null) ? time.toInstant() : null;
 	}
 
 	private static @Nullable OffsetDateTime time(@Nullable Instant instant) {

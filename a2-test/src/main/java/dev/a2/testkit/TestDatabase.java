@@ -1,0 +1,122 @@
+package dev.a2.testkit;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.Locale;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The PostgreSQL of the tests, started once per JVM: {@code A2_TEST_JDBC_URL} when set (with
+ * {@code A2_TEST_JDBC_USER} and {@code A2_TEST_JDBC_PASSWORD}); else a Testcontainers PostgreSQL when
+ * Testcontainers is on the class path and Docker runs; else the embedded PostgreSQL binary from Maven
+ * Central. Each caller gets a schema of its own, so test classes never see each other's rows.
+ */
+public final class TestDatabase {
+
+	private static final AtomicInteger schemas = new AtomicInteger();
+
+	private static @Nullable Server server;
+
+	private TestDatabase() {
+	}
+
+	/** Where the server is: its JDBC URL (without a schema), user and password. */
+	public record Server(String jdbcUrl, String username, String password) {
+
+		/** The URL of a connection whose search path is {@code schema}. */
+		public String jdbcUrl(String schema) {
+			return this.jdbcUrl + (this.jdbcUrl.contains("?") ? "&" : "?") + "currentSchema=" + schema;
+		}
+
+	}
+
+	/** The server, started on first use. */
+	public static synchronized Server server() {
+		if (server == null) {
+			server = start();
+		}
+		return server;
+	}
+
+	/** Creates a fresh schema named after {@code owner}, and answers its name. */
+	public static String newSchema(String owner) {
+		String schema = "a2t_" + owner.toLowerCase(Locale.ROOT).replaceAll("[^a-z0-9]+", "_") + "_" + schemas.incrementAndGet();
+		if (schema.length() > 60) {
+			schema = schema.substring(0, 40) + "_" + schemas.get();
+		}
+		try (HikariDataSource admin = dataSource(server().jdbcUrl(), 1);
+				Connection connection = admin.getConnection();
+				Statement statement = connection.createStatement()) {
+			statement.execute("CREATE SCHEMA " + schema);
+		}
+		catch (SQLException ex) {
+			throw new IllegalStateException("cannot create the test schema " + schema + ": " + ex.getMessage(), ex);
+		}
+		return schema;
+	}
+
+	/** A pooled data source on a fresh schema named after {@code owner}; close it when done. */
+	public static HikariDataSource newSchemaDataSource(String owner, int poolSize) {
+		return dataSource(server().jdbcUrl(newSchema(owner)), poolSize);
+	}
+
+	static HikariDataSource dataSource(String jdbcUrl, int poolSize) {
+		HikariConfig config = new HikariConfig();
+		config.setJdbcUrl(jdbcUrl);
+		config.setUsername(server().username());
+		config.setPassword(server().password());
+		config.setMaximumPoolSize(poolSize);
+		config.setConnectionTimeout(5_000);
+		config.setPoolName("a2-test");
+		return new HikariDataSource(config);
+	}
+
+	private static Server start() {
+		String url = System.getenv("A2_TEST_JDBC_URL");
+		if (url != null && !url.isBlank()) {
+			return new Server(url, envOr("A2_TEST_JDBC_USER", "postgres"), envOr("A2_TEST_JDBC_PASSWORD", "postgres"));
+		}
+		if (isPresent("org.testcontainers.postgresql.PostgreSQLContainer") && ContainerDatabase.dockerAvailable()) {
+			return ContainerDatabase.start();
+		}
+		try {
+			EmbeddedPostgres postgres = EmbeddedPostgres.builder().setServerConfig("max_connections", "300").start();
+			Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+				try {
+					postgres.close();
+				}
+				catch (IOException ex) {
+					// the JVM is going away; the embedded server's directory is temporary anyway
+				}
+			}));
+			return new Server(postgres.getJdbcUrl("postgres", "postgres"), "postgres", "postgres");
+		}
+		catch (IOException ex) {
+			throw new UncheckedIOException("cannot start the embedded PostgreSQL; set A2_TEST_JDBC_URL to use another", ex);
+		}
+	}
+
+	private static boolean isPresent(String className) {
+		try {
+			Class.forName(className, false, TestDatabase.class.getClassLoader());
+			return true;
+		}
+		catch (ClassNotFoundException | LinkageError ex) {
+			return false;
+		}
+	}
+
+	private static String envOr(String name, String fallback) {
+		String value = System.getenv(name);
+		return (value != null) ? value : fallback;
+	}
+
+}
