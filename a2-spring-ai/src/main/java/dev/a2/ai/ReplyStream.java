@@ -328,7 +328,7 @@ public final class ReplyStream {
 		boolean first = true;
 		try {
 			while (true) {
-				Object item = next(context, queue, writer.hasPending() ? flushAt - System.nanoTime() : -1);
+				Object item = next(context, queue, writer.hasPending() ? Math.max(0, flushAt - System.nanoTime()) : -1);
 				if (item == null) {
 					writer.flush();
 				}
@@ -385,7 +385,10 @@ public final class ReplyStream {
 		return step;
 	}
 
-	/** The next item of the stream; {@code null} when {@code waitNanos} (≥ 0) passed first. */
+	/**
+	 * The next item of the stream: waits for one when {@code waitNanos} is negative (nothing to flush),
+	 * else answers {@code null} when {@code waitNanos} passed first (0: the flush is due).
+	 */
 	private static @Nullable Object next(ConsumerContext context, LinkedBlockingQueue<Object> queue, long waitNanos) {
 		try {
 			if (waitNanos < 0) {
