@@ -21,10 +21,10 @@ import org.springframework.ai.chat.messages.ToolResponseMessage;
  * and what the browsers see are one log.
  * <p>
  * {@link #saveAll} appends only what is new, as {@code memory.message} events in one batch. The
- * messages given must hold the stored conversation in order (a window that leaves out older
- * messages, as {@code MessageWindowChatMemory} saves, is fine), followed by the new ones; a list
- * that changes or reorders what is stored is refused with an {@link IllegalArgumentException} and
- * nothing is written: the log is never rewritten.
+ * messages given must begin with the stored conversation (or a window of it that leaves out older
+ * messages but keeps the latest, as {@code MessageWindowChatMemory} saves), followed by the new
+ * ones; a list that changes, drops or reorders the latest stored messages is refused with an
+ * {@link IllegalArgumentException} and nothing is written: the log is never rewritten.
  */
 public final class SessionChatMemoryRepository implements ChatMemoryRepository {
 
@@ -86,40 +86,39 @@ public final class SessionChatMemoryRepository implements ChatMemoryRepository {
 	}
 
 	/**
-	 * How many of {@code given} are already stored: the shortest beginning of {@code given} that ends
-	 * with the last stored message and is, in order, a part of the stored conversation.
+	 * How many of {@code given} are already stored. {@code given} must begin with what a window
+	 * keeps of the stored conversation: some of the system messages before a cut, then every stored
+	 * message after it (as {@code MessageWindowChatMemory} saves); the rest is new. The cut is taken as
+	 * early as possible, and something stored must be kept: a list that keeps nothing of a stored
+	 * conversation cannot be told from one that rewrites it.
 	 */
 	private static int storedPrefix(List<Message> stored, List<Message> given, String conversationId) {
 		if (stored.isEmpty()) {
 			return 0;
 		}
-		String last = key(stored.get(stored.size() - 1));
-		for (int end = 1; end <= given.size(); end++) {
-			if (key(given.get(end - 1)).equals(last) && inOrder(stored, given.subList(0, end))) {
-				return end;
+		List<String> storedKeys = stored.stream().map(SessionChatMemoryRepository::key).toList();
+		List<String> givenKeys = given.stream().map(SessionChatMemoryRepository::key).toList();
+		for (int cut = 0; cut <= stored.size(); cut++) {
+			int kept = 0;
+			int system = 0;
+			while (kept < given.size() && given.get(kept).getMessageType() == MessageType.SYSTEM) {
+				int found = storedKeys.subList(system, cut).indexOf(givenKeys.get(kept));
+				if (found < 0) {
+					break;
+				}
+				system += found + 1;
+				kept++;
+			}
+			List<String> tail = storedKeys.subList(cut, stored.size());
+			if (kept + tail.size() <= given.size() && givenKeys.subList(kept, kept + tail.size()).equals(tail)
+					&& kept + tail.size() > 0) {
+				return kept + tail.size();
 			}
 		}
-		throw new IllegalArgumentException("saveAll would rewrite conversation '" + conversationId + "': its "
-				+ stored.size() + " stored message(s), ending with " + describe(stored.get(stored.size() - 1))
-				+ ", are not all in the " + given.size()
-				+ " given, in order. A2 appends only: pass the stored messages (or a window ending with the latest) followed by the new"
-				+ " ones, or start over with deleteByConversationId");
-	}
-
-	/** Whether {@code part}, whose last message is the last stored one, is a subsequence of {@code stored}. */
-	private static boolean inOrder(List<Message> stored, List<Message> part) {
-		int s = stored.size() - 1;
-		for (int p = part.size() - 1; p >= 0; p--) {
-			String key = key(part.get(p));
-			while (s >= 0 && !key(stored.get(s)).equals(key)) {
-				s--;
-			}
-			if (s < 0) {
-				return false;
-			}
-			s--;
-		}
-		return true;
+		throw new IllegalArgumentException("saveAll would rewrite conversation '" + conversationId + "': the "
+				+ given.size() + " given message(s) do not begin with the stored conversation (or a window of it ending with its"
+				+ " latest message, " + describe(stored.get(stored.size() - 1))
+				+ "). A2 appends only: pass the stored messages followed by the new ones, or start over with deleteByConversationId");
 	}
 
 	/** What makes two messages the same for the conversation: role, text, tool calls and answers, not metadata. */
