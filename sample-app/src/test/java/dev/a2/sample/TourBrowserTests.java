@@ -103,8 +103,8 @@ class TourBrowserTests {
 		List<String> tokens = JsonPath.read(body, "$.events[?(@.type == 'reply.delta')].payload.text");
 		List<Object> completions = JsonPath.read(body, "$.events[?(@.type == 'reply.completed')].index");
 		assertThat(completions).isEmpty();
-		assertThat(tokens).hasSizeLessThan(AssistantConsumer.tokens(
-				new TourContract.MessageSent("@assistant tell me about A2", "ann", "ann")).size());
+		assertThat(String.join("", tokens)).isNotEqualTo(String.join("", AssistantConsumer.tokens(
+				new TourContract.MessageSent("@assistant tell me about A2", "ann", "ann"))));
 		waitUntil(ann, (b) -> b.findElement(reply).getText().equals(String.join("", tokens).trim()));
 		assertThat(ann.findElement(By.cssSelector("#messages li.reply")).getAttribute("class")).contains("stopped");
 	}
