@@ -196,6 +196,20 @@ class TourBrowserTests {
 		assertThat(bob.findElement(reply).getText()).isEqualTo("The final answer.");
 	}
 
+	@Test
+	void aToolWaitsForApprovalOnThePageAndTheReplyGoesOnOnceApproved() {
+		WebDriver ann = chat("pizza", "ann");
+		send(ann, "@assistant order a pizza please");
+		By approve = By.cssSelector("#messages li.approval button.approve");
+		waitUntil(ann, (b) -> !b.findElements(approve).isEmpty());
+		assertThat(ann.findElement(By.cssSelector("#messages li.approval .text")).getText()).startsWith("wants to run order_pizza");
+		ann.findElement(approve).click();
+		waitUntil(ann, (b) -> !b.findElements(By.cssSelector("#messages li.approval.approved")).isEmpty());
+		By answer = By.cssSelector("#messages li.reply.done[data-thread='ann'] .text");
+		waitUntil(ann, (b) -> b.findElements(answer).stream().anyMatch((li) -> li.getText().startsWith("Done: Pizza order #1")));
+		Chromium.screenshot(ann, "approval");
+	}
+
 	private void push(String room, Map<?, ?>... events) {
 		this.http.post()
 			.uri("/a2/chat/sessions/" + room + "/events")
