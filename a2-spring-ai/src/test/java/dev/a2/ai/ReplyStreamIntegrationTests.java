@@ -2,8 +2,10 @@ package dev.a2.ai;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Collectors;
 import java.util.stream.IntStream;
 
@@ -105,6 +107,65 @@ class ReplyStreamIntegrationTests {
 			.hasSize(1)
 			.first()
 			.satisfies((message) -> assertThat(message.getText()).isEqualTo("tell me"));
+	}
+
+	@Test
+	void anAttemptAfterOneThatCompletedTheReplyDoesNotAskTheModelAgain() {
+		CountDownLatch completed = new CountDownLatch(1);
+		ScriptedModel model = new ScriptedModel(Script.answer(Duration.ZERO, "done ", "once."));
+		ReplyStream replies = new ReplyStream(fastFlush());
+		AtomicInteger runs = new AtomicInteger();
+		Consumer crashingAfterTheReply = Consumer.builder("chat", "assistant").types("message.sent").run((context) -> {
+			replies.stream(context, model.stream(new Prompt(ReplyStream.conversation(context))));
+			if (runs.incrementAndGet() == 1) {
+				// the instance dies after the reply was written, before its unit of work was finished
+				completed.countDown();
+				new CountDownLatch(1).await(60, TimeUnit.SECONDS);
+			}
+			return null;
+		});
+		A2Server dying = this.support.server(crashingAfterTheReply);
+		Session session = dying.session("chat", "completed-once");
+		long replyTo = session.append(NewEvent.of("message.sent", new MessageSent("hi"))).get(0).index();
+		await().atMost(Duration.ofSeconds(20)).until(() -> completed.getCount() == 0);
+		AiTestSupport.halt(dying);
+
+		A2Server survivor = this.support.server(crashingAfterTheReply);
+		this.support.leasesLapse();
+		survivor.sweep();
+		await().atMost(Duration.ofSeconds(20)).until(() -> runs.get() == 2 && survivor.pendingWork().isEmpty());
+		assertThat(model.calls()).isEqualTo(1);
+		assertThat(types(session)).containsExactly("message.sent", AiEvents.REPLY_DELTA, AiEvents.REPLY_DELTA,
+				AiEvents.REPLY_COMPLETED);
+		assertThat(storedReply(session, replyTo)).isEqualTo("done once.");
+	}
+
+	@Test
+	void aNewAttemptCanContinueFromTheStoredPartialText() {
+		ScriptedModel model = new ScriptedModel(Script.hanging(3, TOKEN, "one ", "two ", "three ", "lost "),
+				Script.answer(TOKEN, "four ", "five."));
+		ReplyStream replies = new ReplyStream(fastFlush());
+		List<String> partials = new java.util.concurrent.CopyOnWriteArrayList<>();
+		Consumer continuing = Consumer.builder("chat", "assistant").types("message.sent").run((context) -> {
+			replies.stream(context, (partial) -> {
+				partials.add(partial);
+				return model.stream(new Prompt(ReplyStream.conversation(context)));
+			}, true);
+			return null;
+		});
+		A2Server dying = this.support.server(continuing);
+		Session session = dying.session("chat", "continued");
+		long replyTo = session.append(NewEvent.of("message.sent", new MessageSent("count"))).get(0).index();
+		await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> assertThat(storedReply(session, replyTo)).isEqualTo("one two three "));
+		AiTestSupport.halt(dying);
+
+		A2Server survivor = this.support.server(continuing);
+		this.support.leasesLapse();
+		survivor.sweep();
+		await().atMost(Duration.ofSeconds(20)).until(() -> types(session).contains(AiEvents.REPLY_COMPLETED));
+		assertThat(partials).containsExactly("", "one two three ");
+		assertThat(storedReply(session, replyTo)).isEqualTo("one two three four five.");
+		assertThat(types(session)).doesNotContain(AiEvents.REPLY_RESTARTED);
 	}
 
 	@Test

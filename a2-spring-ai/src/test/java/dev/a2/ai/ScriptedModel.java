@@ -82,10 +82,14 @@ final class ScriptedModel implements ChatModel {
 		throw new UnsupportedOperationException("the tests stream");
 	}
 
+	/** Cold, as a provider's: the call is made (and counted) when the stream is subscribed to. */
 	@Override
 	public Flux<ChatResponse> stream(Prompt prompt) {
+		return Flux.defer(() -> call(prompt, this.calls.getAndIncrement()));
+	}
+
+	private Flux<ChatResponse> call(Prompt prompt, int call) {
 		this.prompts.add(prompt);
-		int call = this.calls.getAndIncrement();
 		if (call >= this.scripts.size()) {
 			return Flux.error(new IllegalStateException("the script has " + this.scripts.size() + " calls, this is call " + (call + 1)));
 		}
