@@ -63,7 +63,7 @@ public record Conversation(List<Turn> turns) {
 
 	}
 
-	/** A tool call of an assistant message; {@code result} is null until the tool answered. */
+	/** A tool call of an assistant message. */
 	public record ToolCallEntry(String id, String name, String arguments) {
 	}
 
@@ -104,12 +104,17 @@ public record Conversation(List<Turn> turns) {
 		return false;
 	}
 
-	/** The conversation as Spring AI messages, in order. */
+	/**
+	 * The conversation as Spring AI messages, in order. A tool call that has no answer yet (it waits
+	 * for a person) is left out: a model must be sent every call's answer with the call.
+	 */
 	public List<Message> messages() {
 		List<Message> messages = new ArrayList<>();
 		for (Turn turn : this.turns) {
 			for (Entry entry : turn.entries()) {
-				Message message = message(entry);
+				List<ToolCallEntry> answered = entry.toolCalls().stream().filter((call) -> answered(call.id())).toList();
+				Message message = message(new Entry(entry.role(), entry.text(), entry.step(), answered, entry.callId(),
+						entry.toolName()));
 				if (message != null) {
 					messages.add(message);
 				}

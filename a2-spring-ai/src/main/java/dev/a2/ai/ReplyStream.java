@@ -59,6 +59,9 @@ public final class ReplyStream {
 
 	private static final Object ABORT = new Object();
 
+	/** Folds the run's own tool results into the conversation as of its trigger. */
+	private static final ConversationFold RESULTS = new ConversationFold((event) -> null);
+
 	private final ReplySettings settings;
 
 	public ReplyStream(ReplySettings settings) {
@@ -127,25 +130,24 @@ public final class ReplyStream {
 			writer.restarted(earlier.attempt());
 		}
 		Conversation conversation = (Conversation) context.session().state(AiEvents.CONVERSATION).state();
-		List<Message> messages = new ArrayList<>();
-		if (assistant.system() != null) {
-			messages.add(new SystemMessage(assistant.system()));
-		}
-		messages.addAll(conversation.messages());
 		writer.activity("thinking");
 		try {
 			Event trigger = context.event();
 			if (trigger.payload() instanceof AiEvents.ToolApproved approved) {
-				if (!answerApproval(context, assistant, writer, messages, approved.callId(), null)) {
-					return new ReplyOutcome(ReplyOutcome.Ending.NONE, "");
-				}
+				conversation = answerApproval(context, assistant, writer, conversation, approved.callId(), null);
 			}
 			else if (trigger.payload() instanceof AiEvents.ToolRejected rejected) {
 				String reason = (rejected.reason() != null) ? rejected.reason() : "no reason given";
-				if (!answerApproval(context, assistant, writer, messages, rejected.callId(), reason)) {
-					return new ReplyOutcome(ReplyOutcome.Ending.NONE, "");
-				}
+				conversation = answerApproval(context, assistant, writer, conversation, rejected.callId(), reason);
 			}
+			if (conversation == null) {
+				return new ReplyOutcome(ReplyOutcome.Ending.NONE, "");
+			}
+			List<Message> messages = new ArrayList<>();
+			if (assistant.system() != null) {
+				messages.add(new SystemMessage(assistant.system()));
+			}
+			messages.addAll(conversation.messages());
 			StringBuilder text = new StringBuilder();
 			while (true) {
 				Prompt prompt = new Prompt(List.copyOf(messages),
@@ -191,33 +193,31 @@ public final class ReplyStream {
 	}
 
 	/**
-	 * Runs (or rejects) the waiting call and appends its result; answers whether the model should be
-	 * called now: not for a call that is unknown or answered already, nor while other calls of the
-	 * same model answer still wait.
+	 * Runs (or rejects) the waiting call and appends its result; answers the conversation with the
+	 * result, or {@code null} when the model is not to be called now: for a call that is unknown or
+	 * answered already (an approval pushed twice), or while other calls of the same model answer still
+	 * wait for a person.
 	 */
-	private boolean answerApproval(ConsumerContext context, Assistant assistant, ReplyWriter writer, List<Message> messages,
-			String callId, @Nullable String rejection) {
+	private static @Nullable Conversation answerApproval(ConsumerContext context, Assistant assistant, ReplyWriter writer,
+			Conversation conversation, String callId, @Nullable String rejection) {
 		Conversation now = headConversation(context);
 		ToolCallEntry call = now.toolCall(callId);
 		if (call == null || now.answered(callId)) {
 			logger.info("Ignoring the answer to tool call '" + callId + "' in session '" + context.session().id() + "': "
 					+ ((call == null) ? "the session has no such call" : "it was answered already"));
-			return false;
+			return null;
 		}
 		String result = (rejection != null) ? "A person rejected this tool call: " + rejection
 				: runTool(assistant, call.name(), call.arguments());
-		writer.toolResult(new AiEvents.ToolResult(writer.replyTo(), writer.step(), writer.attempt(), callId, call.name(), result,
-				rejection != null));
-		messages.add(toolResponse(callId, call.name(), result));
+		Event stored = writer.toolResult(new AiEvents.ToolResult(writer.replyTo(), writer.step(), writer.attempt(), callId,
+				call.name(), result, rejection != null));
 		Conversation after = headConversation(context);
-		for (Turn turn : after.turns()) {
-			for (Conversation.Entry entry : turn.entries()) {
-				if (entry.toolCalls().stream().anyMatch((c) -> c.id().equals(callId))) {
-					return entry.toolCalls().stream().allMatch((c) -> after.answered(c.id()));
-				}
-			}
-		}
-		return true;
+		boolean othersWait = after.turns()
+			.stream()
+			.flatMap((turn) -> turn.entries().stream())
+			.filter((entry) -> entry.toolCalls().stream().anyMatch((c) -> c.id().equals(callId)))
+			.anyMatch((entry) -> !entry.toolCalls().stream().allMatch((c) -> after.answered(c.id())));
+		return othersWait ? null : RESULTS.apply(conversation, stored);
 	}
 
 	private static String runTool(Assistant assistant, String name, String arguments) {

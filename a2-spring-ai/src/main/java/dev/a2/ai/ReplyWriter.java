@@ -4,6 +4,7 @@ import java.util.List;
 import java.util.Map;
 
 import dev.a2.ConsumerContext;
+import dev.a2.Event;
 import dev.a2.NewEvent;
 import dev.a2.PresenceWrite;
 import dev.a2.RunSession;
@@ -120,8 +121,8 @@ final class ReplyWriter {
 		append("tool-calls", events);
 	}
 
-	void toolResult(AiEvents.ToolResult result) {
-		append("tool-result/" + result.callId(), NewEvent.of(AiEvents.TOOL_RESULT, result));
+	Event toolResult(AiEvents.ToolResult result) {
+		return append("tool-result/" + result.callId(), NewEvent.of(AiEvents.TOOL_RESULT, result)).get(0);
 	}
 
 	void approvalRequested(List<AiEvents.ToolApprovalRequested> requests) {
@@ -142,8 +143,8 @@ final class ReplyWriter {
 		}
 	}
 
-	private void append(String name, NewEvent... events) {
-		this.session.append("a2.ai/" + this.step + "/" + this.attempt + "/" + name, events);
+	private List<Event> append(String name, NewEvent... events) {
+		return this.session.append("a2.ai/" + this.step + "/" + this.attempt + "/" + name, events);
 	}
 
 }

@@ -114,6 +114,24 @@ class ToolApprovalIntegrationTests {
 		assertThat(call.payload(ToolCall.class).name()).isEqualTo("refund");
 	}
 
+	@Test
+	void aCallWaitingForApprovalIsNotSentToTheModelWithoutItsAnswer() {
+		ScriptedModel model = new ScriptedModel(Script.toolCall("call-1", "refund", "{}"), Script.answer(Duration.ZERO, "Meanwhile: hi."));
+		A2Server server = this.support.server(assistant(model));
+		Session session = server.session("chat", "meanwhile");
+		session.append(NewEvent.of("message.sent", new MessageSent("refund everything")));
+		await().atMost(Duration.ofSeconds(20)).until(() -> types(session).contains(AiEvents.TOOL_APPROVAL_REQUESTED));
+		session.append(NewEvent.of("message.sent", new MessageSent("and say hi")));
+		await().atMost(Duration.ofSeconds(20)).until(() -> types(session).contains(AiEvents.REPLY_COMPLETED));
+
+		// a provider refuses an assistant message whose tool calls have no answers
+		assertThat(model.prompts.get(1).getInstructions()).noneSatisfy((message) -> assertThat(message)
+			.isInstanceOfSatisfying(org.springframework.ai.chat.messages.AssistantMessage.class,
+					(assistant) -> assertThat(assistant.hasToolCalls()).isTrue()))
+			.extracting(Message::getText)
+			.contains("refund everything", "and say hi");
+	}
+
 	private static ToolCallback tool(String name, java.util.function.UnaryOperator<String> body) {
 		return new ToolCallback() {
 
