@@ -2,6 +2,7 @@ package dev.a2.ai;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -145,7 +146,7 @@ class ReplyStreamIntegrationTests {
 		ScriptedModel model = new ScriptedModel(Script.hanging(3, TOKEN, "one ", "two ", "three ", "lost "),
 				Script.answer(TOKEN, "four ", "five."));
 		ReplyStream replies = new ReplyStream(fastFlush());
-		List<String> partials = new java.util.concurrent.CopyOnWriteArrayList<>();
+		List<String> partials = new CopyOnWriteArrayList<>();
 		Consumer continuing = Consumer.builder("chat", "assistant").types("message.sent").run((context) -> {
 			replies.stream(context, (partial) -> {
 				partials.add(partial);

@@ -3,6 +3,7 @@ package dev.a2.ai;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.UnaryOperator;
 
 import dev.a2.A2Server;
 import dev.a2.Consumer;
@@ -17,6 +18,7 @@ import dev.a2.ai.AiTestSupport.MessageSent;
 import dev.a2.ai.ScriptedModel.Script;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.springframework.ai.chat.messages.AssistantMessage;
 import org.springframework.ai.chat.messages.Message;
 import org.springframework.ai.chat.messages.ToolResponseMessage;
 import org.springframework.ai.tool.ToolCallback;
@@ -126,13 +128,13 @@ class ToolApprovalIntegrationTests {
 
 		// a provider refuses an assistant message whose tool calls have no answers
 		assertThat(model.prompts.get(1).getInstructions()).noneSatisfy((message) -> assertThat(message)
-			.isInstanceOfSatisfying(org.springframework.ai.chat.messages.AssistantMessage.class,
+			.isInstanceOfSatisfying(AssistantMessage.class,
 					(assistant) -> assertThat(assistant.hasToolCalls()).isTrue()))
 			.extracting(Message::getText)
 			.contains("refund everything", "and say hi");
 	}
 
-	private static ToolCallback tool(String name, java.util.function.UnaryOperator<String> body) {
+	private static ToolCallback tool(String name, UnaryOperator<String> body) {
 		return new ToolCallback() {
 
 			@Override

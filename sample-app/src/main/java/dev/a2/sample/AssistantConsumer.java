@@ -1,6 +1,7 @@
 package dev.a2.sample;
 
 import java.time.Duration;
+import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -95,7 +96,7 @@ class AssistantConsumer {
 	}
 
 	/** Used by the tests: the offline model's answer to a message. */
-	static java.util.List<String> tokens(MessageSent message) {
+	static List<String> tokens(MessageSent message) {
 		return OfflineChatModel.tokens(message.author(), message.text());
 	}
 
