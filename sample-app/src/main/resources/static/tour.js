@@ -71,24 +71,8 @@ function apply(event) {
       const li = item("message" + (p.author === me ? " mine" : ""), p.author, p.text);
       li.dataset.index = event.index;
       li.id = "message-" + event.index;
+      replyThreads.set(event.index, p.thread);
       show(li);
-      break;
-    }
-    case "reply.delta": {
-      let li = replies.get(p.replyTo);
-      if (!li) {
-        li = item("reply streaming", "assistant → " + p.thread, "");
-        li.dataset.replyTo = p.replyTo;
-        li.dataset.thread = p.thread;
-        replies.set(p.replyTo, li);
-        show(li);
-      }
-      li.querySelector(".text").textContent += p.text;
-      break;
-    }
-    case "reply.completed": {
-      const li = replies.get(p.replyTo);
-      if (li) li.classList.replace("streaming", "done");
       break;
     }
     case "stop.requested":
@@ -99,6 +83,113 @@ function apply(event) {
     case "message.delivered": {
       const li = $("message-" + p.index);
       if (li) li.classList.add("delivered");
+      break;
+    }
+    default:
+      applyAi(event);
+  }
+}
+
+// ---- The assistant's events (a2-spring-ai: reply.*, tool.*), kept together so they can move as one ----
+// A reply is keyed by replyTo (the index of the event its run answers). Each event names the attempt
+// of the run that wrote it: reply.restarted drops the partial text of the attempt it replaces, and
+// text of an older attempt (a stalled instance waking up) is not the reply any more.
+const replyThreads = new Map();    // index of an event a run answers -> the thread of its reply
+const callThreads = new Map();     // tool call id -> the thread it was asked in
+
+function replyItem(replyTo) {
+  let li = replies.get(replyTo);
+  if (!li) {
+    const thread = replyThreads.get(replyTo) || "";
+    li = item("reply streaming", "assistant → " + thread, "");
+    li.dataset.replyTo = replyTo;
+    li.dataset.thread = thread;
+    li.dataset.attempt = "0";
+    replies.set(replyTo, li);
+    show(li);
+  }
+  return li;
+}
+
+// whether the event is of the attempt the reply shows (taking a newer attempt as the current one)
+function current(li, attempt) {
+  if (attempt < Number(li.dataset.attempt)) return false;
+  li.dataset.attempt = attempt;
+  return true;
+}
+
+function endReply(li, state, note) {
+  li.classList.remove("streaming");
+  li.classList.add(state);
+  li.querySelector(".state").textContent = note || "";
+}
+
+function approvalItem(p, thread) {
+  const li = item("approval", "assistant → " + thread, "wants to run " + p.name + " " + p.arguments);
+  li.id = "approval-" + p.callId;
+  const decide = (type, payload) => () => push([{ type, payload }]).catch((err) => alert(err.message));
+  const approve = document.createElement("button");
+  approve.textContent = "Approve";
+  approve.className = "approve";
+  approve.onclick = decide("tool.approved", { callId: p.callId });
+  const reject = document.createElement("button");
+  reject.textContent = "Reject";
+  reject.className = "reject";
+  reject.onclick = decide("tool.rejected", { callId: p.callId, reason: "rejected on the page" });
+  li.querySelector(".state").append(approve, reject);
+  return li;
+}
+
+function applyAi(event) {
+  const p = event.payload;
+  switch (event.type) {
+    case "reply.delta": {
+      const li = replyItem(p.replyTo);
+      if (current(li, p.attempt)) li.querySelector(".text").textContent += p.text;
+      break;
+    }
+    case "reply.restarted": {
+      const li = replyItem(p.replyTo);
+      if (!current(li, p.attempt)) break;
+      li.querySelector(".text").textContent = "";
+      li.className = "reply streaming restarted";
+      li.querySelector(".state").textContent = "restarted (attempt " + p.attempt + ")";
+      break;
+    }
+    case "reply.completed": {
+      const li = replyItem(p.replyTo);
+      if (current(li, p.attempt)) endReply(li, "done");
+      break;
+    }
+    case "reply.stopped": {
+      const li = replyItem(p.replyTo);
+      if (current(li, p.attempt)) endReply(li, "stopped");
+      break;
+    }
+    case "reply.failed": {
+      const li = replyItem(p.replyTo);
+      if (current(li, p.attempt)) endReply(li, "failed", "failed: " + p.error);
+      break;
+    }
+    case "tool.approval.requested": {
+      const thread = replyThreads.get(p.replyTo) || "";
+      callThreads.set(p.callId, thread);
+      const li = replies.get(p.replyTo);
+      if (li && current(li, p.attempt)) endReply(li, "waiting", "waiting for approval");
+      if (!$("approval-" + p.callId)) show(approvalItem(p, thread));
+      break;
+    }
+    case "tool.approved":
+    case "tool.rejected":
+      // the run of this event continues the conversation: its reply belongs to the call's thread
+      replyThreads.set(event.index, callThreads.get(p.callId) || "");
+      break;
+    case "tool.result": {
+      const li = $("approval-" + p.callId);
+      if (li) {
+        li.classList.add(p.rejected ? "rejected" : "approved");
+        li.querySelector(".state").textContent = p.rejected ? "rejected" : "approved: " + p.result;
+      }
       break;
     }
   }

@@ -87,6 +87,16 @@ public final class RunSession {
 	}
 
 	/**
+	 * Writes a participant's presence, as {@link Session#presence(PresenceWrite)} does: an agent
+	 * shows what it is doing ({@code thinking}, {@code streaming}) while the run goes on. Presence is
+	 * not part of the log, so a re-run simply writes it again.
+	 * @throws A2Exception {@code INVALID_PAYLOAD} when the write breaks the contract's presence rules
+	 */
+	public List<PresencePatch> presence(PresenceWrite write) {
+		return this.session.presence(write);
+	}
+
+	/**
 	 * Drives a fixed-lane consumer's cursor in this session past the session's head, and answers
 	 * the index it reached; see {@link Session#consume(String, long)}.
 	 */

@@ -92,6 +92,9 @@ public final class Benchmarks {
 			if (wanted(args, "drain")) {
 				new DrainBenchmarks(dataSource).run(table);
 			}
+			if (wanted(args, "ai")) {
+				new AiBenchmarks(dataSource).run(table);
+			}
 			if (wanted(args, "web")) {
 				new WebBenchmarks(postgres.getJdbcUrl("postgres", "postgres")).run(table);
 			}

@@ -30,6 +30,8 @@ public class A2Properties {
 
 	private final Security security = new Security();
 
+	private final Ai ai = new Ai();
+
 	public Store getStore() {
 		return this.store;
 	}
@@ -74,6 +76,67 @@ public class A2Properties {
 
 		public void setOperatorAuthority(String operatorAuthority) {
 			this.operatorAuthority = operatorAuthority;
+		}
+
+	}
+
+	public Ai getAi() {
+		return this.ai;
+	}
+
+	public static class Ai {
+
+		/**
+		 * The longest a streamed token of a model's reply waits before it is appended as a
+		 * {@code reply.delta} event. The first token of a reply is appended at once.
+		 */
+		private Duration flushInterval = Duration.ofMillis(50);
+
+		/**
+		 * Appends a {@code reply.delta} at once when this many chunks of the model's stream are
+		 * waiting, however short the wait so far.
+		 */
+		private int flushTokens = 64;
+
+		/**
+		 * The presence participant whose {@code ai.status} field shows the assistant's activity
+		 * ({@code thinking}, {@code streaming}, {@code idle}).
+		 */
+		private String participant = "assistant";
+
+		/** The most model calls one run makes; each round of tool calls is one more. */
+		private int maxSteps = 8;
+
+		public Duration getFlushInterval() {
+			return this.flushInterval;
+		}
+
+		public void setFlushInterval(Duration flushInterval) {
+			this.flushInterval = flushInterval;
+		}
+
+		public int getFlushTokens() {
+			return this.flushTokens;
+		}
+
+		public void setFlushTokens(int flushTokens) {
+			this.flushTokens = flushTokens;
+		}
+
+		public String getParticipant() {
+			return this.participant;
+		}
+
+		public void setParticipant(String participant) {
+			this.participant = participant;
+		}
+
+		public int getMaxSteps() {
+			return this.maxSteps;
+		}
+
+		public void setMaxSteps(int maxSteps) {
+			this.maxSteps = maxSteps;
 		}
 
 	}

@@ -1,79 +1,103 @@
 package dev.a2.sample;
 
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.concurrent.atomic.AtomicInteger;
 
 import dev.a2.Consumer;
-import dev.a2.ConsumerContext;
+import dev.a2.Event;
 import dev.a2.Lane;
-import dev.a2.NewEvent;
+import dev.a2.ai.AiEvents;
+import dev.a2.ai.Assistant;
+import dev.a2.ai.ReplyStream;
 import dev.a2.sample.TourContract.MessageSent;
-import dev.a2.sample.TourContract.ReplyCompleted;
-import dev.a2.sample.TourContract.ReplyDelta;
 import dev.a2.sample.TourContract.StopRequested;
 
+import org.springframework.ai.chat.model.ChatModel;
+import org.springframework.ai.tool.ToolCallback;
+import org.springframework.ai.tool.definition.ToolDefinition;
 import org.springframework.beans.factory.annotation.Value;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnExpression;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
 /**
- * An assistant that answers messages mentioning {@code @assistant}, streaming its reply as
- * {@code reply.delta} events and ending it with {@code reply.completed}; a {@code stop.requested}
- * in the same thread aborts the reply.
+ * An assistant on Spring AI that answers messages mentioning {@code @assistant}: the room's
+ * conversation (folded from its events) is sent to the model, and {@link ReplyStream} streams the
+ * answer into the room, coalesced, attempt-safe and stoppable. A {@code stop.requested} in the same
+ * thread aborts the reply and cancels the model's stream; asking for a pizza calls a tool that waits
+ * for a person's {@code tool.approved}.
  * <p>
  * It is declared as a {@link Consumer} bean rather than with {@code @A2Consumer} because its
  * {@code abortOn} needs a predicate, and its lane key a function: each thread is a keyed lane, so the
- * replies of one thread come one after another while threads are answered at once. Tokens are
- * appended with {@code session().append}, whose ids derive from the trigger, so a reply run again
- * after a crash writes none of them twice.
+ * replies of one thread come one after another while threads are answered at once.
+ * <p>
+ * The model is Spring AI's {@link ChatModel} bean: with {@code spring.ai.openai.api-key} set (and the
+ * OpenAI starter added, see docs/ai-replies.md) the real one; without, the sample's
+ * {@link OfflineChatModel}, so the tour needs no key and no network.
  */
 @Configuration(proxyBeanMethods = false)
 class AssistantConsumer {
 
 	static final String MENTION = "@assistant";
 
+	private final AtomicInteger pizzas = new AtomicInteger();
+
 	@Bean
-	Consumer assistant(@Value("${sample.assistant.token-delay:120ms}") Duration tokenDelay) {
+	@ConditionalOnExpression("'${spring.ai.openai.api-key:}'.isEmpty()")
+	ChatModel offlineChatModel(@Value("${sample.assistant.token-delay:120ms}") Duration tokenDelay) {
+		return new OfflineChatModel(tokenDelay);
+	}
+
+	@Bean
+	Consumer assistant(ChatModel model, ReplyStream replies) {
+		Assistant assistant = Assistant.builder(model)
+			.system("You are the assistant of a chat room. Each user message starts with its author's name. Answer briefly.")
+			.tools(pizzaTool())
+			.approvalRequired(OfflineChatModel.PIZZA_TOOL)
+			.build();
 		return Consumer.builder("chat", "assistant")
-			.types("message.sent")
-			.lane(Lane.keyed((input) -> ((MessageSent) input.payload()).thread()))
-			.abortOn("stop.requested", (trigger, stop) -> trigger.payload(MessageSent.class)
-				.thread()
-				.equals(stop.payload(StopRequested.class).thread()))
-			.run((context) -> reply(context, tokenDelay));
+			.types("message.sent", AiEvents.TOOL_APPROVED, AiEvents.TOOL_REJECTED)
+			.lane(Lane.keyed((input) -> (input.payload() instanceof MessageSent message) ? message.thread() : null))
+			.abortOn("stop.requested", (trigger, stop) -> trigger.payload() instanceof MessageSent message
+					&& message.thread().equals(stop.payload(StopRequested.class).thread()))
+			.run((context) -> {
+				if (mentionsTheAssistant(context.event()) || !(context.event().payload() instanceof MessageSent)) {
+					replies.converse(context, assistant);
+				}
+				return null;
+			});
 	}
 
-	private static NewEvent reply(ConsumerContext context, Duration tokenDelay) throws InterruptedException {
-		MessageSent message = context.event().payload(MessageSent.class);
-		if (!message.text().toLowerCase(Locale.ROOT).contains(MENTION)) {
-			return null;
-		}
-		long replyTo = context.event().index();
-		List<String> tokens = tokens(message);
-		for (int i = 0; i < tokens.size(); i++) {
-			context.signal().throwIfAborted();
-			context.session().append("token-" + i, NewEvent.of("reply.delta", new ReplyDelta(message.thread(), replyTo, tokens.get(i))));
-			// stands in for a model's latency; an abort interrupts it
-			Thread.sleep(tokenDelay.toMillis());
-		}
-		return NewEvent.of("reply.completed", new ReplyCompleted(message.thread(), replyTo));
+	private static boolean mentionsTheAssistant(Event event) {
+		return event.payload() instanceof MessageSent message && message.text().toLowerCase(Locale.ROOT).contains(MENTION);
 	}
 
-	/** A canned answer, in tokens that keep their spaces, as a model's stream would. */
+	/** A tool with an effect a person should agree to first. */
+	private ToolCallback pizzaTool() {
+		return new ToolCallback() {
+
+			@Override
+			public ToolDefinition getToolDefinition() {
+				return ToolDefinition.builder()
+					.name(OfflineChatModel.PIZZA_TOOL)
+					.description("Orders a pizza for the room")
+					.inputSchema("{\"type\":\"object\",\"properties\":{\"size\":{\"type\":\"string\"},\"topping\":{\"type\":\"string\"}}}")
+					.build();
+			}
+
+			@Override
+			public String call(String toolInput) {
+				return "Pizza order #" + AssistantConsumer.this.pizzas.incrementAndGet() + " placed (" + toolInput + ").";
+			}
+
+		};
+	}
+
+	/** Used by the tests: the offline model's answer to a message. */
 	static List<String> tokens(MessageSent message) {
-		String question = message.text().replaceAll("(?i)" + MENTION, "").trim();
-		String answer = "Hello " + message.author() + ". You asked: \u201c" + (question.isEmpty() ? "nothing yet" : question)
-				+ "\u201d. I answer one token at a time: each token is a reply.delta event, appended the moment it is"
-				+ " written, so every browser in the room sees it at once. The ids of these events are derived from your"
-				+ " message, so if this server died now, the reply would be taken over by another instance and no token"
-				+ " would appear twice. Press stop and a stop.requested event ends this reply where it stands.";
-		List<String> tokens = new ArrayList<>();
-		for (String word : answer.split("(?<= )")) {
-			tokens.add(word);
-		}
-		return tokens;
+		return OfflineChatModel.tokens(message.author(), message.text());
 	}
 
 }

@@ -2,6 +2,7 @@ package dev.a2.sample;
 
 import dev.a2.Contract;
 import dev.a2.Reducer;
+import dev.a2.ai.AiEvents;
 import jakarta.validation.constraints.NotBlank;
 import jakarta.validation.constraints.Positive;
 import jakarta.validation.constraints.Size;
@@ -21,14 +22,6 @@ class TourContract {
 			@NotBlank @Size(max = 64) String thread) {
 	}
 
-	/** One token of the assistant's reply to the message at {@code replyTo}. */
-	record ReplyDelta(String thread, long replyTo, String text) {
-	}
-
-	/** The assistant finished its reply to the message at {@code replyTo}. */
-	record ReplyCompleted(String thread, long replyTo) {
-	}
-
 	/** A participant asks the assistant to stop replying in {@code thread}. */
 	record StopRequested(@NotBlank @Size(max = 64) String thread) {
 	}
@@ -41,16 +34,20 @@ class TourContract {
 	record Summary(int messages, int replies, String lastMessage) {
 	}
 
+	/**
+	 * The assistant's events ({@code reply.*}, {@code tool.*}) come from {@link AiEvents}, with the
+	 * reducer that folds the room into the conversation the model is sent: each message is a user's
+	 * turn, written as {@code author: text}.
+	 */
 	@Bean
 	Contract chat() {
-		return Contract.builder("chat")
+		Contract.Builder chat = Contract.builder("chat")
 			.event("message.sent", MessageSent.class)
-			.event("reply.delta", ReplyDelta.class)
-			.event("reply.completed", ReplyCompleted.class)
 			.event("stop.requested", StopRequested.class)
 			.event("message.delivered", MessageDelivered.class)
-			// the assistant's and the delivery's events: written by consumers, never pushed by a browser
-			.serverOnly("reply.delta", "reply.completed", "message.delivered")
+			// the delivery's events: written by a consumer, never pushed by a browser (AiEvents marks the
+			// assistant's own so)
+			.serverOnly("message.delivered")
 			.presence("online", Boolean.class)
 			.presence("typing", Boolean.class)
 			.reducer("summary", Reducer.of(Summary.class, new Summary(0, 0, ""), (summary, event) -> switch (event.type()) {
@@ -60,7 +57,9 @@ class TourContract {
 				}
 				case "reply.completed" -> new Summary(summary.messages(), summary.replies() + 1, summary.lastMessage());
 				default -> summary;
-			}))
+			}));
+		return AiEvents.register(chat, (event) -> (event.payload() instanceof MessageSent message)
+				? message.author() + ": " + message.text() : null)
 			.build();
 	}
 

@@ -1,0 +1,430 @@
+package dev.a2.ai;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
+
+import dev.a2.A2Exception;
+import dev.a2.ConsumerContext;
+import dev.a2.ErrorCode;
+import dev.a2.Event;
+import dev.a2.HistoryPage;
+import dev.a2.ai.AiEvents.TokenUsage;
+import dev.a2.ai.Conversation.ToolCallEntry;
+import dev.a2.ai.Conversation.Turn;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
+import org.springframework.ai.chat.messages.AssistantMessage;
+import org.springframework.ai.chat.messages.Message;
+import org.springframework.ai.chat.messages.SystemMessage;
+import org.springframework.ai.chat.messages.ToolResponseMessage;
+import org.springframework.ai.chat.metadata.Usage;
+import org.springframework.ai.chat.model.ChatResponse;
+import org.springframework.ai.chat.model.Generation;
+import org.springframework.ai.chat.prompt.Prompt;
+import org.springframework.ai.model.tool.ToolCallingChatOptions;
+import org.springframework.ai.tool.ToolCallback;
+import reactor.core.Disposable;
+import reactor.core.publisher.Flux;
+
+/**
+ * Streams a model's reply into the session of a consumer run, so that it survives a crash and stops
+ * for real:
+ * <ul>
+ * <li>the text goes out as {@code reply.delta} events, one per flush (the first chunk at once, then
+ * every {@link ReplySettings#flushInterval()} or {@link ReplySettings#flushTokens()} chunks);</li>
+ * <li>ids are derived from the trigger, the attempt and a sequence, and a later attempt first
+ * appends {@code reply.restarted}, so the stored reply is exactly one attempt's text;</li>
+ * <li>one end event: {@code reply.completed}, {@code reply.stopped} (an {@code abortOn} event
+ * aborted the run: the model's stream is cancelled) or {@code reply.failed};</li>
+ * <li>{@link #converse} runs tool calls ({@code tool.call}, {@code tool.result}) and ends the run
+ * with {@code tool.approval.requested} for a tool that needs a person; the run of the later
+ * {@code tool.approved} / {@code tool.rejected} event continues the conversation;</li>
+ * <li>the assistant's presence shows {@code thinking}, {@code streaming}, then {@code idle}.</li>
+ * </ul>
+ * Call it from the run's thread. An abort that is not a stop (the attempt was superseded or its
+ * lease lapsed) writes nothing more and rethrows the reason: another attempt owns the reply now.
+ */
+public final class ReplyStream {
+
+	private static final Log logger = LogFactory.getLog(ReplyStream.class);
+
+	private static final Object END = new Object();
+
+	private static final Object ABORT = new Object();
+
+	/** Folds the run's own tool results into the conversation as of its trigger. */
+	private static final ConversationFold RESULTS = new ConversationFold((event) -> null);
+
+	private final ReplySettings settings;
+
+	public ReplyStream(ReplySettings settings) {
+		this.settings = Objects.requireNonNull(settings, "settings");
+	}
+
+	public ReplySettings settings() {
+		return this.settings;
+	}
+
+	/** The conversation as of the run's trigger (its user message included), as Spring AI messages. */
+	public static List<Message> conversation(ConsumerContext context) {
+		return ((Conversation) context.session().state(AiEvents.CONVERSATION).state()).messages();
+	}
+
+	/** Streams one model call's answer into the session; an attempt after the first starts the reply over. */
+	public ReplyOutcome stream(ConsumerContext context, Flux<ChatResponse> responses) {
+		return stream(context, (partial) -> responses, false);
+	}
+
+	/**
+	 * Streams one model call's answer into the session. With {@code continuePartial}, an attempt
+	 * after the first does not start over: {@code responses} is given the text the earlier attempt
+	 * stored (to pass to the model as the beginning of its answer), and what it streams is appended to
+	 * it. Without, {@code responses} is given the empty string.
+	 */
+	public ReplyOutcome stream(ConsumerContext context, Function<String, Flux<ChatResponse>> responses,
+			boolean continuePartial) {
+		ReplyWriter writer = new ReplyWriter(context, this.settings);
+		Turn earlier = earlierAttempt(context, writer);
+		if (earlier != null && earlier.end() != null) {
+			return ended(earlier);
+		}
+		String partial = "";
+		if (earlier != null) {
+			if (continuePartial) {
+				partial = earlier.text();
+			}
+			else {
+				writer.restarted(earlier.attempt());
+			}
+		}
+		writer.activity("thinking");
+		try {
+			Step step = streamStep(context, responses.apply(partial), writer);
+			return end(context, writer, step, partial + step.text);
+		}
+		finally {
+			writer.activity("idle");
+		}
+	}
+
+	/**
+	 * Answers the run's trigger with {@code assistant}: the conversation through the trigger is sent
+	 * to the model, its tool calls run (or wait for approval), and the answer streams into the
+	 * session. When the trigger is a {@code tool.approved} or {@code tool.rejected} event, the tool
+	 * runs (or not) and the conversation continues from it.
+	 */
+	public ReplyOutcome converse(ConsumerContext context, Assistant assistant) {
+		ReplyWriter writer = new ReplyWriter(context, this.settings);
+		Turn earlier = earlierAttempt(context, writer);
+		if (earlier != null && earlier.end() != null) {
+			return ended(earlier);
+		}
+		if (earlier != null) {
+			writer.restarted(earlier.attempt());
+		}
+		Conversation conversation = (Conversation) context.session().state(AiEvents.CONVERSATION).state();
+		writer.activity("thinking");
+		try {
+			Event trigger = context.event();
+			if (trigger.payload() instanceof AiEvents.ToolApproved approved) {
+				conversation = answerApproval(context, assistant, writer, conversation, approved.callId(), null);
+			}
+			else if (trigger.payload() instanceof AiEvents.ToolRejected rejected) {
+				String reason = (rejected.reason() != null) ? rejected.reason() : "no reason given";
+				conversation = answerApproval(context, assistant, writer, conversation, rejected.callId(), reason);
+			}
+			if (conversation == null) {
+				return new ReplyOutcome(ReplyOutcome.Ending.NONE, "");
+			}
+			List<Message> messages = new ArrayList<>();
+			if (assistant.system() != null) {
+				messages.add(new SystemMessage(assistant.system()));
+			}
+			messages.addAll(conversation.messages());
+			StringBuilder text = new StringBuilder();
+			while (true) {
+				Prompt prompt = new Prompt(List.copyOf(messages),
+						ToolCallingChatOptions.builder().toolCallbacks(assistant.tools()).build());
+				Step step = streamStep(context, assistant.model().stream(prompt), writer);
+				text.append(step.text);
+				if (step.ending != ReplyOutcome.Ending.COMPLETED || step.toolCalls.isEmpty()) {
+					return end(context, writer, step, text.toString());
+				}
+				if (writer.step() + 1 >= this.settings.maxSteps()) {
+					writer.failed("the model asked for tools " + this.settings.maxSteps() + " times in one run; a2.ai max steps reached");
+					return new ReplyOutcome(ReplyOutcome.Ending.FAILED, text.toString());
+				}
+				List<AiEvents.ToolCall> calls = step.toolCalls.stream()
+					.map((call) -> new AiEvents.ToolCall(writer.replyTo(), writer.step(), writer.attempt(), call.id(), call.name(),
+							call.arguments()))
+					.toList();
+				writer.toolCalls(calls);
+				messages.add(AssistantMessage.builder().content(step.text).toolCalls(step.toolCalls).build());
+				List<AiEvents.ToolApprovalRequested> waiting = new ArrayList<>();
+				for (AssistantMessage.ToolCall call : step.toolCalls) {
+					if (assistant.needsApproval(call.name())) {
+						waiting.add(new AiEvents.ToolApprovalRequested(writer.replyTo(), writer.step(), writer.attempt(), call.id(),
+								call.name(), call.arguments()));
+					}
+					else {
+						String result = runTool(assistant, call.name(), call.arguments());
+						writer.toolResult(new AiEvents.ToolResult(writer.replyTo(), writer.step(), writer.attempt(), call.id(),
+								call.name(), result, false));
+						messages.add(toolResponse(call.id(), call.name(), result));
+					}
+				}
+				if (!waiting.isEmpty()) {
+					writer.approvalRequested(waiting);
+					return new ReplyOutcome(ReplyOutcome.Ending.APPROVAL_REQUESTED, text.toString());
+				}
+				writer.nextStep();
+			}
+		}
+		finally {
+			writer.activity("idle");
+		}
+	}
+
+	/**
+	 * Runs (or rejects) the waiting call and appends its result; answers the conversation with the
+	 * result, or {@code null} when the model is not to be called now: for a call that is unknown or
+	 * answered already (an approval pushed twice), or while other calls of the same model answer still
+	 * wait for a person.
+	 */
+	private static @Nullable Conversation answerApproval(ConsumerContext context, Assistant assistant, ReplyWriter writer,
+			Conversation conversation, String callId, @Nullable String rejection) {
+		Conversation now = headConversation(context);
+		ToolCallEntry call = now.toolCall(callId);
+		if (call == null || now.answered(callId)) {
+			logger.info("Ignoring the answer to tool call '" + callId + "' in session '" + context.session().id() + "': "
+					+ ((call == null) ? "the session has no such call" : "it was answered already"));
+			return null;
+		}
+		String result = (rejection != null) ? "A person rejected this tool call: " + rejection
+				: runTool(assistant, call.name(), call.arguments());
+		Event stored = writer.toolResult(new AiEvents.ToolResult(writer.replyTo(), writer.step(), writer.attempt(), callId,
+				call.name(), result, rejection != null));
+		Conversation after = headConversation(context);
+		boolean othersWait = after.turns()
+			.stream()
+			.flatMap((turn) -> turn.entries().stream())
+			.filter((entry) -> entry.toolCalls().stream().anyMatch((c) -> c.id().equals(callId)))
+			.anyMatch((entry) -> !entry.toolCalls().stream().allMatch((c) -> after.answered(c.id())));
+		return othersWait ? null : RESULTS.apply(conversation, stored);
+	}
+
+	private static String runTool(Assistant assistant, String name, String arguments) {
+		ToolCallback tool = assistant.tool(name);
+		if (tool == null) {
+			return "There is no tool named '" + name + "'.";
+		}
+		try {
+			return tool.call(arguments);
+		}
+		catch (RuntimeException ex) {
+			// the model is told, as Spring AI's own tool execution does, and may try otherwise
+			return "The tool failed: " + ex.getMessage();
+		}
+	}
+
+	private static ToolResponseMessage toolResponse(String callId, String name, String result) {
+		return ToolResponseMessage.builder().responses(List.of(new ToolResponseMessage.ToolResponse(callId, name, result))).build();
+	}
+
+	private static Conversation headConversation(ConsumerContext context) {
+		return (Conversation) context.session().state(AiEvents.CONVERSATION, Long.MAX_VALUE).state();
+	}
+
+	/** The reply an earlier attempt of this run wrote, or {@code null} when there is none. */
+	private static @Nullable Turn earlierAttempt(ConsumerContext context, ReplyWriter writer) {
+		if (context.attempt() == 1) {
+			return null;
+		}
+		Turn turn = headConversation(context).reply(writer.replyTo());
+		return (turn != null && turn.attempt() < context.attempt()) ? turn : null;
+	}
+
+	private static ReplyOutcome ended(Turn turn) {
+		ReplyOutcome.Ending ending = switch (String.valueOf(turn.end())) {
+			case AiEvents.REPLY_COMPLETED -> ReplyOutcome.Ending.COMPLETED;
+			case AiEvents.REPLY_STOPPED -> ReplyOutcome.Ending.STOPPED;
+			case AiEvents.TOOL_APPROVAL_REQUESTED -> ReplyOutcome.Ending.APPROVAL_REQUESTED;
+			default -> ReplyOutcome.Ending.FAILED;
+		};
+		return new ReplyOutcome(ending, turn.text());
+	}
+
+	private ReplyOutcome end(ConsumerContext context, ReplyWriter writer, Step step, String text) {
+		switch (step.ending) {
+			case COMPLETED -> writer.completed(step.finishReason, step.usage);
+			case FAILED -> writer.failed(String.valueOf(step.error));
+			case STOPPED -> {
+				A2Exception reason = Objects.requireNonNull(context.signal().reason());
+				if (!stopsTheReply(context, reason)) {
+					throw reason;
+				}
+				writer.stopped(reason.getMessage());
+			}
+			default -> throw new IllegalStateException("a step cannot end with " + step.ending);
+		}
+		return new ReplyOutcome(step.ending, text);
+	}
+
+	/**
+	 * Whether an abort stops the reply (and {@code reply.stopped} is written): an {@code abortOn}
+	 * event does. A lapsed or superseded attempt does not (another attempt owns the reply), nor a clear
+	 * (the reply is gone with the session's log).
+	 */
+	private static boolean stopsTheReply(ConsumerContext context, A2Exception reason) {
+		if (reason.code() != ErrorCode.ABORTED) {
+			return false;
+		}
+		HistoryPage page = context.session().history(context.event().index() - 1, 1);
+		return !page.events().isEmpty() && page.events().get(0).index() == context.event().index();
+	}
+
+	/** What one model call streamed. */
+	private static final class Step {
+
+		ReplyOutcome.Ending ending = ReplyOutcome.Ending.COMPLETED;
+
+		final StringBuilder textBuilder = new StringBuilder();
+
+		String text = "";
+
+		@Nullable String finishReason;
+
+		@Nullable TokenUsage usage;
+
+		@Nullable String error;
+
+		final List<AssistantMessage.ToolCall> toolCalls = new ArrayList<>();
+
+	}
+
+	/**
+	 * Subscribes to the model's stream and writes it, coalesced, until it ends, fails or the run is
+	 * aborted. The stream's items are handed to the run's thread through a queue; an abort disposes of
+	 * the subscription (the provider's stream is cancelled) and wakes the thread.
+	 */
+	private Step streamStep(ConsumerContext context, Flux<ChatResponse> responses, ReplyWriter writer) {
+		Step step = new Step();
+		Map<String, AssistantMessage.ToolCall> toolCalls = new LinkedHashMap<>();
+		LinkedBlockingQueue<Object> queue = new LinkedBlockingQueue<>();
+		Disposable subscription = responses.subscribe(queue::add, queue::add, () -> queue.add(END));
+		context.signal().onAbort(() -> {
+			subscription.dispose();
+			queue.add(ABORT);
+		});
+		long flushInterval = this.settings.flushInterval().toNanos();
+		long flushAt = 0;
+		boolean first = true;
+		try {
+			while (true) {
+				Object item = next(context, queue, writer.hasPending() ? Math.max(0, flushAt - System.nanoTime()) : -1);
+				if (item == null) {
+					writer.flush();
+				}
+				else if (item instanceof ChatResponse response) {
+					String text = read(response, step, toolCalls);
+					if (!text.isEmpty()) {
+						boolean wasEmpty = !writer.hasPending();
+						writer.add(text);
+						step.textBuilder.append(text);
+						if (first) {
+							// the first chunk goes out at once: the reader sees the model has begun
+							first = false;
+							writer.flush();
+							writer.activity("streaming");
+						}
+						else if (writer.pendingChunks() >= this.settings.flushTokens()) {
+							writer.flush();
+						}
+						else if (wasEmpty) {
+							flushAt = System.nanoTime() + flushInterval;
+						}
+					}
+				}
+				else if (item instanceof Throwable failure) {
+					step.ending = ReplyOutcome.Ending.FAILED;
+					step.error = failure.getClass().getSimpleName() + ": " + failure.getMessage();
+					break;
+				}
+				else if (item == END) {
+					break;
+				}
+				else {
+					step.ending = ReplyOutcome.Ending.STOPPED;
+					break;
+				}
+			}
+		}
+		catch (RuntimeException ex) {
+			if (!context.signal().isAborted()) {
+				subscription.dispose();
+				throw ex;
+			}
+			// an abort interrupted an append: what follows is the abort's
+			step.ending = ReplyOutcome.Ending.STOPPED;
+		}
+		if (context.signal().isAborted()) {
+			step.ending = ReplyOutcome.Ending.STOPPED;
+			subscription.dispose();
+			// the abort interrupted this thread; what is written next must not fail on it
+			Thread.interrupted();
+		}
+		step.text = step.textBuilder.toString();
+		step.toolCalls.addAll(toolCalls.values());
+		return step;
+	}
+
+	/**
+	 * The next item of the stream: waits for one when {@code waitNanos} is negative (nothing to flush),
+	 * else answers {@code null} when {@code waitNanos} passed first (0: the flush is due).
+	 */
+	private static @Nullable Object next(ConsumerContext context, LinkedBlockingQueue<Object> queue, long waitNanos) {
+		try {
+			if (waitNanos < 0) {
+				return queue.take();
+			}
+			return (waitNanos == 0) ? queue.poll() : queue.poll(waitNanos, TimeUnit.NANOSECONDS);
+		}
+		catch (InterruptedException ex) {
+			if (context.signal().isAborted()) {
+				return ABORT;
+			}
+			Thread.currentThread().interrupt();
+			throw new IllegalStateException("the reply's run was interrupted", ex);
+		}
+	}
+
+	private static String read(ChatResponse response, Step step, Map<String, AssistantMessage.ToolCall> toolCalls) {
+		StringBuilder text = new StringBuilder();
+		for (Generation generation : response.getResults()) {
+			AssistantMessage output = generation.getOutput();
+			if (output.getText() != null) {
+				text.append(output.getText());
+			}
+			for (AssistantMessage.ToolCall call : output.getToolCalls()) {
+				toolCalls.put(call.id(), call);
+			}
+			String finishReason = generation.getMetadata().getFinishReason();
+			if (finishReason != null && !finishReason.isEmpty()) {
+				step.finishReason = finishReason;
+			}
+		}
+		Usage usage = response.getMetadata().getUsage();
+		if (usage != null && (usage.getTotalTokens() != null && usage.getTotalTokens() > 0)) {
+			step.usage = new TokenUsage(usage.getPromptTokens(), usage.getCompletionTokens(), usage.getTotalTokens());
+		}
+		return text.toString();
+	}
+
+}

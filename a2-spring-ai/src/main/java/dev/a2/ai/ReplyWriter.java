@@ -1,0 +1,150 @@
+package dev.a2.ai;
+
+import java.util.List;
+import java.util.Map;
+
+import dev.a2.ConsumerContext;
+import dev.a2.Event;
+import dev.a2.NewEvent;
+import dev.a2.PresenceWrite;
+import dev.a2.RunSession;
+import dev.a2.ai.AiEvents.ReplyCompleted;
+import dev.a2.ai.AiEvents.ReplyDelta;
+import dev.a2.ai.AiEvents.ReplyFailed;
+import dev.a2.ai.AiEvents.ReplyStopped;
+import dev.a2.ai.AiEvents.TokenUsage;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Writes the events of one attempt of a run's reply. Every id is derived from the trigger, the step,
+ * the attempt and a sequence number, so a re-run of the same attempt appends nothing twice while a
+ * new attempt never collides with an earlier one.
+ */
+final class ReplyWriter {
+
+	private static final Log logger = LogFactory.getLog(ReplyWriter.class);
+
+	private final RunSession session;
+
+	private final ReplySettings settings;
+
+	private final long replyTo;
+
+	private final int attempt;
+
+	private int step;
+
+	private int sequence;
+
+	private final StringBuilder pending = new StringBuilder();
+
+	private int pendingChunks;
+
+	ReplyWriter(ConsumerContext context, ReplySettings settings) {
+		this.session = context.session();
+		this.settings = settings;
+		this.replyTo = context.event().index();
+		this.attempt = context.attempt();
+	}
+
+	long replyTo() {
+		return this.replyTo;
+	}
+
+	int attempt() {
+		return this.attempt;
+	}
+
+	int step() {
+		return this.step;
+	}
+
+	void nextStep() {
+		flush();
+		this.step++;
+		this.sequence = 0;
+	}
+
+	boolean hasPending() {
+		return this.pendingChunks > 0;
+	}
+
+	int pendingChunks() {
+		return this.pendingChunks;
+	}
+
+	void add(String text) {
+		this.pending.append(text);
+		this.pendingChunks++;
+	}
+
+	/** Appends what the model streamed since the last flush as one {@code reply.delta}. */
+	void flush() {
+		if (this.pendingChunks == 0) {
+			return;
+		}
+		append("delta/" + this.sequence,
+				NewEvent.of(AiEvents.REPLY_DELTA, new ReplyDelta(this.replyTo, this.step, this.attempt, this.pending.toString())));
+		this.sequence++;
+		this.pending.setLength(0);
+		this.pendingChunks = 0;
+	}
+
+	void restarted(int replaces) {
+		append("restarted", NewEvent.of(AiEvents.REPLY_RESTARTED, new AiEvents.ReplyRestarted(this.replyTo, this.attempt, replaces)));
+	}
+
+	void completed(@Nullable String finishReason, @Nullable TokenUsage usage) {
+		flush();
+		append("end", NewEvent.of(AiEvents.REPLY_COMPLETED, new ReplyCompleted(this.replyTo, this.step, this.attempt, finishReason, usage)));
+	}
+
+	/**
+	 * The one place a stopped reply is recorded: the text streamed so far, then {@code reply.stopped},
+	 * appended from the run as the abort ends it.
+	 */
+	void stopped(String reason) {
+		flush();
+		append("end", NewEvent.of(AiEvents.REPLY_STOPPED, new ReplyStopped(this.replyTo, this.step, this.attempt, reason)));
+	}
+
+	void failed(String error) {
+		flush();
+		append("end", NewEvent.of(AiEvents.REPLY_FAILED, new ReplyFailed(this.replyTo, this.step, this.attempt, error)));
+	}
+
+	void toolCalls(List<AiEvents.ToolCall> calls) {
+		flush();
+		NewEvent[] events = calls.stream().map((call) -> NewEvent.of(AiEvents.TOOL_CALL, call)).toArray(NewEvent[]::new);
+		append("tool-calls", events);
+	}
+
+	Event toolResult(AiEvents.ToolResult result) {
+		return append("tool-result/" + result.callId(), NewEvent.of(AiEvents.TOOL_RESULT, result)).get(0);
+	}
+
+	void approvalRequested(List<AiEvents.ToolApprovalRequested> requests) {
+		NewEvent[] events = requests.stream()
+			.map((request) -> NewEvent.of(AiEvents.TOOL_APPROVAL_REQUESTED, request))
+			.toArray(NewEvent[]::new);
+		append("end", events);
+	}
+
+	/** Shows the assistant's activity; presence is a courtesy, so a failure to write it ends nothing. */
+	void activity(String activity) {
+		try {
+			this.session.presence(PresenceWrite.of(this.settings.participant(), Map.of(AiEvents.PRESENCE_FIELD, activity)));
+		}
+		catch (RuntimeException ex) {
+			logger.debug("Could not write the assistant's presence '" + activity + "' in session '" + this.session.id()
+					+ "' (is AiEvents registered in its contract?)", ex);
+		}
+	}
+
+	private List<Event> append(String name, NewEvent... events) {
+		return this.session.append("a2.ai/" + this.step + "/" + this.attempt + "/" + name, events);
+	}
+
+}

@@ -1,0 +1,267 @@
+package dev.a2.ai;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.stream.Collectors;
+import java.util.stream.IntStream;
+
+import dev.a2.A2Server;
+import dev.a2.Consumer;
+import dev.a2.Event;
+import dev.a2.NewEvent;
+import dev.a2.Session;
+import dev.a2.ai.AiEvents.ReplyCompleted;
+import dev.a2.ai.AiEvents.ReplyDelta;
+import dev.a2.ai.AiEvents.ReplyRestarted;
+import dev.a2.ai.AiEvents.ReplyStopped;
+import dev.a2.ai.AiTestSupport.MessageSent;
+import dev.a2.ai.AiTestSupport.StopRequested;
+import dev.a2.ai.ScriptedModel.Script;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.springframework.ai.chat.prompt.Prompt;
+
+import static dev.a2.ai.AiTestSupport.events;
+import static dev.a2.ai.AiTestSupport.ofType;
+import static dev.a2.ai.AiTestSupport.storedReply;
+import static dev.a2.ai.AiTestSupport.types;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * A model's reply streamed into a session, as a reader of the session sees it, through crashes,
+ * stops and slow models, on real PostgreSQL.
+ */
+class ReplyStreamIntegrationTests {
+
+	private static final Duration TOKEN = Duration.ofMillis(20);
+
+	private final AiTestSupport support = new AiTestSupport("replies");
+
+	@AfterEach
+	void close() {
+		this.support.close();
+	}
+
+	private static Consumer assistant(ScriptedModel model, ReplySettings settings) {
+		ReplyStream replies = new ReplyStream(settings);
+		return Consumer.builder("chat", "assistant")
+			.types("message.sent")
+			.abortOn("stop.requested")
+			.run((context) -> {
+				replies.stream(context, model.stream(new Prompt(ReplyStream.conversation(context))));
+				return null;
+			});
+	}
+
+	private static ReplySettings fastFlush() {
+		return ReplySettings.DEFAULTS.withFlush(Duration.ofMillis(20), 64);
+	}
+
+	@Test
+	void aReplyTakenOverByAnotherInstanceIsExactlyTheSecondAttemptsAnswer() {
+		String first = "The first attempt says something long that will never be finished because its instance dies";
+		String second = "The second attempt answers differently, and completely.";
+		ScriptedModel model = new ScriptedModel(Script.hanging(5, TOKEN, ScriptedModel.words(first)),
+				Script.answer(TOKEN, ScriptedModel.words(second)));
+		A2Server dying = this.support.server(assistant(model, fastFlush()));
+		Session session = dying.session("chat", "takeover");
+		long replyTo = session.append(NewEvent.of("message.sent", new MessageSent("tell me"))).get(0).index();
+		String firstFive = String.join("", List.of(ScriptedModel.words(first)).subList(0, 5));
+		await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> assertThat(storedReply(session, replyTo)).isEqualTo(firstFive));
+		AiTestSupport.halt(dying);
+
+		A2Server survivor = this.support.server(assistant(model, fastFlush()));
+		this.support.leasesLapse();
+		survivor.sweep();
+		Session seen = survivor.session("chat", "takeover");
+		await().atMost(Duration.ofSeconds(20)).until(() -> types(seen).contains(AiEvents.REPLY_COMPLETED));
+
+		assertThat(storedReply(seen, replyTo)).isEqualTo(second);
+		List<Event> events = events(seen);
+		int restartedAt = types(seen).indexOf(AiEvents.REPLY_RESTARTED);
+		assertThat(restartedAt).as("the restart comes after the first attempt's text").isGreaterThan(1);
+		assertThat(events.get(restartedAt).payload(ReplyRestarted.class)).isEqualTo(new ReplyRestarted(replyTo, 2, 1));
+		assertThat(events.subList(1, restartedAt)).allSatisfy((event) -> {
+			assertThat(event.type()).isEqualTo(AiEvents.REPLY_DELTA);
+			assertThat(event.payload(ReplyDelta.class).attempt()).isEqualTo(1);
+		});
+		String afterRestart = events.subList(restartedAt + 1, events.size())
+			.stream()
+			.filter((event) -> event.type().equals(AiEvents.REPLY_DELTA))
+			.map((event) -> event.payload(ReplyDelta.class))
+			.peek((delta) -> assertThat(delta.attempt()).isEqualTo(2))
+			.map(ReplyDelta::text)
+			.collect(Collectors.joining());
+		assertThat(afterRestart).as("what a client shows after dropping the partial text").isEqualTo(second);
+		ReplyCompleted completed = ofType(seen, AiEvents.REPLY_COMPLETED).get(0).payload(ReplyCompleted.class);
+		assertThat(completed.attempt()).isEqualTo(2);
+		assertThat(completed.finishReason()).isEqualTo("STOP");
+		assertThat(completed.usage().completionTokens()).isEqualTo(ScriptedModel.words(second).length);
+		assertThat(events.get(events.size() - 1).type()).isEqualTo(AiEvents.REPLY_COMPLETED);
+		assertThat(model.prompts.get(1).getInstructions()).as("the second attempt is sent the same conversation")
+			.hasSize(1)
+			.first()
+			.satisfies((message) -> assertThat(message.getText()).isEqualTo("tell me"));
+	}
+
+	@Test
+	void anAttemptAfterOneThatCompletedTheReplyDoesNotAskTheModelAgain() {
+		CountDownLatch completed = new CountDownLatch(1);
+		ScriptedModel model = new ScriptedModel(Script.answer(Duration.ZERO, "done ", "once."));
+		ReplyStream replies = new ReplyStream(fastFlush());
+		AtomicInteger runs = new AtomicInteger();
+		Consumer crashingAfterTheReply = Consumer.builder("chat", "assistant").types("message.sent").run((context) -> {
+			replies.stream(context, model.stream(new Prompt(ReplyStream.conversation(context))));
+			if (runs.incrementAndGet() == 1) {
+				// the instance dies after the reply was written, before its unit of work was finished
+				completed.countDown();
+				new CountDownLatch(1).await(60, TimeUnit.SECONDS);
+			}
+			return null;
+		});
+		A2Server dying = this.support.server(crashingAfterTheReply);
+		Session session = dying.session("chat", "completed-once");
+		long replyTo = session.append(NewEvent.of("message.sent", new MessageSent("hi"))).get(0).index();
+		await().atMost(Duration.ofSeconds(20)).until(() -> completed.getCount() == 0);
+		AiTestSupport.halt(dying);
+
+		A2Server survivor = this.support.server(crashingAfterTheReply);
+		this.support.leasesLapse();
+		survivor.sweep();
+		await().atMost(Duration.ofSeconds(20)).until(() -> runs.get() == 2 && survivor.pendingWork().isEmpty());
+		assertThat(model.calls()).isEqualTo(1);
+		assertThat(types(session)).containsExactly("message.sent", AiEvents.REPLY_DELTA, AiEvents.REPLY_DELTA,
+				AiEvents.REPLY_COMPLETED);
+		assertThat(storedReply(session, replyTo)).isEqualTo("done once.");
+	}
+
+	@Test
+	void aNewAttemptCanContinueFromTheStoredPartialText() {
+		ScriptedModel model = new ScriptedModel(Script.hanging(3, TOKEN, "one ", "two ", "three ", "lost "),
+				Script.answer(TOKEN, "four ", "five."));
+		ReplyStream replies = new ReplyStream(fastFlush());
+		List<String> partials = new CopyOnWriteArrayList<>();
+		Consumer continuing = Consumer.builder("chat", "assistant").types("message.sent").run((context) -> {
+			replies.stream(context, (partial) -> {
+				partials.add(partial);
+				return model.stream(new Prompt(ReplyStream.conversation(context)));
+			}, true);
+			return null;
+		});
+		A2Server dying = this.support.server(continuing);
+		Session session = dying.session("chat", "continued");
+		long replyTo = session.append(NewEvent.of("message.sent", new MessageSent("count"))).get(0).index();
+		await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> assertThat(storedReply(session, replyTo)).isEqualTo("one two three "));
+		AiTestSupport.halt(dying);
+
+		A2Server survivor = this.support.server(continuing);
+		this.support.leasesLapse();
+		survivor.sweep();
+		await().atMost(Duration.ofSeconds(20)).until(() -> types(session).contains(AiEvents.REPLY_COMPLETED));
+		assertThat(partials).containsExactly("", "one two three ");
+		assertThat(storedReply(session, replyTo)).isEqualTo("one two three four five.");
+		assertThat(types(session)).doesNotContain(AiEvents.REPLY_RESTARTED);
+	}
+
+	@Test
+	void aStalledAttemptThatWakesAfterTheTakeoverChangesNothingAReaderSees() {
+		Session session = this.support.server().session("chat", "zombie");
+		long replyTo = session.append(NewEvent.of("message.sent", new MessageSent("hi"))).get(0).index();
+		// the log as a woken zombie leaves it: attempt 2 restarted and completed, then attempt 1 goes on
+		session.append(List.of(NewEvent.of(AiEvents.REPLY_DELTA, new ReplyDelta(replyTo, 0, 1, "old ")),
+				NewEvent.of(AiEvents.REPLY_RESTARTED, new ReplyRestarted(replyTo, 2, 1)),
+				NewEvent.of(AiEvents.REPLY_DELTA, new ReplyDelta(replyTo, 0, 2, "new answer")),
+				NewEvent.of(AiEvents.REPLY_COMPLETED, new ReplyCompleted(replyTo, 0, 2, "STOP", null)),
+				NewEvent.of(AiEvents.REPLY_DELTA, new ReplyDelta(replyTo, 0, 1, "zombie text")),
+				NewEvent.of(AiEvents.REPLY_STOPPED, new ReplyStopped(replyTo, 0, 1, "zombie"))));
+		Conversation.Turn turn = ((Conversation) session.state(AiEvents.CONVERSATION).state()).reply(replyTo);
+		assertThat(turn.text()).isEqualTo("new answer");
+		assertThat(turn.end()).isEqualTo(AiEvents.REPLY_COMPLETED);
+	}
+
+	@Test
+	void aStopFromAnotherInstanceCancelsTheModelsStreamAndStoresReplyStopped() throws Exception {
+		ScriptedModel model = new ScriptedModel(Script.hanging(3, TOKEN, ScriptedModel.words("one two three four five six")));
+		A2Server running = this.support.server(assistant(model, fastFlush()));
+		A2Server other = this.support.server();
+		Session session = running.session("chat", "stop");
+		long replyTo = session.append(NewEvent.of("message.sent", new MessageSent("go on"))).get(0).index();
+		await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> assertThat(storedReply(session, replyTo)).as(events(session).toString()).isEqualTo("one two three "));
+
+		other.session("chat", "stop").append(NewEvent.of("stop.requested", new StopRequested("ann")));
+
+		assertThat(model.cancelled.await(20, TimeUnit.SECONDS)).as("the model's stream was cancelled").isTrue();
+		await().atMost(Duration.ofSeconds(20)).until(() -> types(session).contains(AiEvents.REPLY_STOPPED));
+		ReplyStopped stopped = ofType(session, AiEvents.REPLY_STOPPED).get(0).payload(ReplyStopped.class);
+		assertThat(stopped.attempt()).isEqualTo(1);
+		assertThat(stopped.reason()).contains("stop.requested");
+		assertThat(storedReply(session, replyTo)).isEqualTo("one two three ");
+		assertThat(types(session)).doesNotContain(AiEvents.REPLY_COMPLETED, AiEvents.REPLY_FAILED);
+		assertThat(model.cancellations.get()).isEqualTo(1);
+		await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> assertThat(
+				session.presence().participants().get("assistant").get(AiEvents.PRESENCE_FIELD).value()).isEqualTo("idle"));
+	}
+
+	@Test
+	void fiveHundredTokensAreStoredInAFewDeltasWhileTheFirstTokenGoesOutAtOnce() {
+		String[] tokens = IntStream.range(0, 500).mapToObj((i) -> "t" + i + " ").toArray(String[]::new);
+		AtomicBoolean firstStoredBeforeSecond = new AtomicBoolean();
+		A2Server[] server = new A2Server[1];
+		// before emitting its second token the model waits for the first one to be in the log; with
+		// a flush every 10 chunks (and an interval of an hour) only the first-token rule can put it there
+		ScriptedModel model = new ScriptedModel(Script.answer(TOKEN, tokens).beforeToken((i) -> {
+			if (i == 1) {
+				firstStoredBeforeSecond.set(await().atMost(Duration.ofSeconds(20))
+					.until(() -> !ofType(server[0].session("chat", "long"), AiEvents.REPLY_DELTA).isEmpty(), (found) -> found));
+			}
+		}));
+		server[0] = this.support.server(assistant(model, ReplySettings.DEFAULTS.withFlush(Duration.ofHours(1), 10)));
+		Session session = server[0].session("chat", "long");
+		long replyTo = session.append(NewEvent.of("message.sent", new MessageSent("a long one"))).get(0).index();
+		await().atMost(Duration.ofSeconds(60)).until(() -> types(session).contains(AiEvents.REPLY_COMPLETED));
+
+		assertThat(firstStoredBeforeSecond).isTrue();
+		List<ReplyDelta> deltas = ofType(session, AiEvents.REPLY_DELTA).stream().map((e) -> e.payload(ReplyDelta.class)).toList();
+		assertThat(deltas.get(0).text()).as("the first delta holds exactly the first token").isEqualTo("t0 ");
+		assertThat(deltas).hasSizeLessThanOrEqualTo(60);
+		assertThat(deltas.stream().map(ReplyDelta::text).collect(Collectors.joining())).isEqualTo(String.join("", tokens));
+		assertThat(storedReply(session, replyTo)).isEqualTo(String.join("", tokens));
+	}
+
+	@Test
+	void tokensThatStopComingAreFlushedAfterTheInterval() {
+		// the model emits three tokens, then waits until they are all in the log before going on:
+		// only the interval can flush the second and third, as no further token comes to push them out
+		A2Server[] server = new A2Server[1];
+		ScriptedModel model = new ScriptedModel(Script.answer(Duration.ZERO, "a ", "b ", "c ", "d").beforeToken((i) -> {
+			if (i == 3) {
+				await().atMost(Duration.ofSeconds(20)).until(() -> storedReply(server[0].session("chat", "quiet"), 1).equals("a b c "));
+			}
+		}));
+		server[0] = this.support.server(assistant(model, ReplySettings.DEFAULTS.withFlush(Duration.ofMillis(50), 1000)));
+		Session session = server[0].session("chat", "quiet");
+		session.append(NewEvent.of("message.sent", new MessageSent("quiet")));
+		await().atMost(Duration.ofSeconds(20)).until(() -> types(session).contains(AiEvents.REPLY_COMPLETED));
+		assertThat(ofType(session, AiEvents.REPLY_DELTA).stream().map((e) -> e.payload(ReplyDelta.class).text()))
+			.containsExactly("a ", "b c ", "d");
+	}
+
+	@Test
+	void aModelThatFailsEndsTheReplyWithReplyFailed() {
+		ScriptedModel model = new ScriptedModel(Script.failing(new IllegalStateException("provider said 500"), "partial "));
+		A2Server server = this.support.server(assistant(model, fastFlush()));
+		Session session = server.session("chat", "failing");
+		session.append(NewEvent.of("message.sent", new MessageSent("fail")));
+		await().atMost(Duration.ofSeconds(20)).until(() -> types(session).contains(AiEvents.REPLY_FAILED));
+		assertThat(ofType(session, AiEvents.REPLY_FAILED).get(0).payload(AiEvents.ReplyFailed.class).error())
+			.contains("provider said 500");
+		assertThat(types(session)).containsExactly("message.sent", AiEvents.REPLY_DELTA, AiEvents.REPLY_FAILED);
+	}
+
+}

@@ -1,0 +1,153 @@
+package dev.a2.ai;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.UnaryOperator;
+
+import dev.a2.A2Server;
+import dev.a2.Consumer;
+import dev.a2.Event;
+import dev.a2.Lane;
+import dev.a2.NewEvent;
+import dev.a2.Session;
+import dev.a2.ai.AiEvents.ToolApprovalRequested;
+import dev.a2.ai.AiEvents.ToolCall;
+import dev.a2.ai.AiEvents.ToolResult;
+import dev.a2.ai.AiTestSupport.MessageSent;
+import dev.a2.ai.ScriptedModel.Script;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.springframework.ai.chat.messages.AssistantMessage;
+import org.springframework.ai.chat.messages.Message;
+import org.springframework.ai.chat.messages.ToolResponseMessage;
+import org.springframework.ai.tool.ToolCallback;
+import org.springframework.ai.tool.definition.ToolDefinition;
+
+import static dev.a2.ai.AiTestSupport.ofType;
+import static dev.a2.ai.AiTestSupport.types;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/** Tool calls, and a call that waits for a person, continued by whichever instance runs later. */
+class ToolApprovalIntegrationTests {
+
+	private final AiTestSupport support = new AiTestSupport("tools");
+
+	/** Every input the refund tool ran with: its effect. */
+	private final List<String> refunds = new CopyOnWriteArrayList<>();
+
+	@AfterEach
+	void close() {
+		this.support.close();
+	}
+
+	private Consumer assistant(ScriptedModel model) {
+		ReplyStream replies = new ReplyStream(ReplySettings.DEFAULTS);
+		Assistant assistant = Assistant.builder(model)
+			.system("You help with orders.")
+			.tools(tool("lookup", (input) -> "order 42 was paid 30 EUR"), tool("refund", (input) -> {
+				this.refunds.add(input);
+				return "refunded";
+			}))
+			.approvalRequired("refund")
+			.build();
+		return Consumer.builder("chat", "assistant")
+			.types("message.sent", AiEvents.TOOL_APPROVED, AiEvents.TOOL_REJECTED)
+			.lane(Lane.keyed((input) -> input.session()))
+			.run((context) -> {
+				replies.converse(context, assistant);
+				return null;
+			});
+	}
+
+	@Test
+	void anApprovalGrantedAfterTheApplicationRestartedContinuesTheConversationOnce() {
+		ScriptedModel model = new ScriptedModel(Script.toolCall("call-1", "lookup", "{\"order\":42}"),
+				Script.toolCall("call-2", "refund", "{\"order\":42}"), Script.answer(Duration.ZERO, "Your ", "refund ", "is ", "done."));
+		A2Server before = this.support.server(assistant(model));
+		Session session = before.session("chat", "refund");
+		session.append(NewEvent.of("message.sent", new MessageSent("refund order 42")));
+		await().atMost(Duration.ofSeconds(20)).until(() -> types(session).contains(AiEvents.TOOL_APPROVAL_REQUESTED));
+		assertThat(types(session)).containsExactly("message.sent", AiEvents.TOOL_CALL, AiEvents.TOOL_RESULT, AiEvents.TOOL_CALL,
+				AiEvents.TOOL_APPROVAL_REQUESTED);
+		assertThat(ofType(session, AiEvents.TOOL_RESULT).get(0).payload(ToolResult.class).result()).isEqualTo("order 42 was paid 30 EUR");
+		ToolApprovalRequested waiting = ofType(session, AiEvents.TOOL_APPROVAL_REQUESTED).get(0).payload(ToolApprovalRequested.class);
+		assertThat(waiting.callId()).isEqualTo("call-2");
+		assertThat(this.refunds).isEmpty();
+		before.close();
+
+		A2Server after = this.support.server(assistant(model));
+		Session later = after.session("chat", "refund");
+		later.append(NewEvent.of(AiEvents.TOOL_APPROVED, new AiEvents.ToolApproved("call-2")));
+		await().atMost(Duration.ofSeconds(20)).until(() -> types(later).contains(AiEvents.REPLY_COMPLETED));
+		// the same approval pushed twice (two devices) runs nothing more
+		later.append(NewEvent.of(AiEvents.TOOL_APPROVED, new AiEvents.ToolApproved("call-2")));
+		await().atMost(Duration.ofSeconds(20)).until(() -> after.pendingWork().isEmpty());
+
+		assertThat(this.refunds).containsExactly("{\"order\":42}");
+		assertThat(model.calls()).isEqualTo(3);
+		List<Message> continued = model.prompts.get(2).getInstructions();
+		assertThat(continued.get(continued.size() - 1)).isInstanceOfSatisfying(ToolResponseMessage.class,
+				(response) -> assertThat(response.getResponses().get(0).responseData()).isEqualTo("refunded"));
+		assertThat(types(later)).endsWith(AiEvents.TOOL_APPROVED, AiEvents.TOOL_RESULT, AiEvents.REPLY_DELTA,
+				AiEvents.REPLY_DELTA, AiEvents.REPLY_COMPLETED, AiEvents.TOOL_APPROVED);
+		List<Message> memory = new SessionChatMemoryRepository(after, "chat").findByConversationId("refund");
+		assertThat(memory).extracting((message) -> message.getMessageType().getValue())
+			.containsExactly("user", "assistant", "tool", "assistant", "tool", "assistant");
+		assertThat(memory.get(memory.size() - 1).getText()).isEqualTo("Your refund is done.");
+	}
+
+	@Test
+	void aRejectedCallIsToldToTheModelAndNeverRuns() {
+		ScriptedModel model = new ScriptedModel(Script.toolCall("call-1", "refund", "{}"), Script.answer(Duration.ZERO, "Understood."));
+		A2Server server = this.support.server(assistant(model));
+		Session session = server.session("chat", "reject");
+		session.append(NewEvent.of("message.sent", new MessageSent("refund everything")));
+		await().atMost(Duration.ofSeconds(20)).until(() -> types(session).contains(AiEvents.TOOL_APPROVAL_REQUESTED));
+		session.append(NewEvent.of(AiEvents.TOOL_REJECTED, new AiEvents.ToolRejected("call-1", "too much")));
+		await().atMost(Duration.ofSeconds(20)).until(() -> types(session).contains(AiEvents.REPLY_COMPLETED));
+
+		assertThat(this.refunds).isEmpty();
+		ToolResult result = ofType(session, AiEvents.TOOL_RESULT).get(0).payload(ToolResult.class);
+		assertThat(result.rejected()).isTrue();
+		assertThat(result.result()).contains("too much");
+		Event call = ofType(session, AiEvents.TOOL_CALL).get(0);
+		assertThat(call.payload(ToolCall.class).name()).isEqualTo("refund");
+	}
+
+	@Test
+	void aCallWaitingForApprovalIsNotSentToTheModelWithoutItsAnswer() {
+		ScriptedModel model = new ScriptedModel(Script.toolCall("call-1", "refund", "{}"), Script.answer(Duration.ZERO, "Meanwhile: hi."));
+		A2Server server = this.support.server(assistant(model));
+		Session session = server.session("chat", "meanwhile");
+		session.append(NewEvent.of("message.sent", new MessageSent("refund everything")));
+		await().atMost(Duration.ofSeconds(20)).until(() -> types(session).contains(AiEvents.TOOL_APPROVAL_REQUESTED));
+		session.append(NewEvent.of("message.sent", new MessageSent("and say hi")));
+		await().atMost(Duration.ofSeconds(20)).until(() -> types(session).contains(AiEvents.REPLY_COMPLETED));
+
+		// a provider refuses an assistant message whose tool calls have no answers
+		assertThat(model.prompts.get(1).getInstructions()).noneSatisfy((message) -> assertThat(message)
+			.isInstanceOfSatisfying(AssistantMessage.class,
+					(assistant) -> assertThat(assistant.hasToolCalls()).isTrue()))
+			.extracting(Message::getText)
+			.contains("refund everything", "and say hi");
+	}
+
+	private static ToolCallback tool(String name, UnaryOperator<String> body) {
+		return new ToolCallback() {
+
+			@Override
+			public ToolDefinition getToolDefinition() {
+				return ToolDefinition.builder().name(name).description(name).inputSchema("{\"type\":\"object\"}").build();
+			}
+
+			@Override
+			public String call(String toolInput) {
+				return body.apply(toolInput);
+			}
+
+		};
+	}
+
+}
