@@ -8,6 +8,8 @@ import java.util.Map;
 import java.util.function.Function;
 
 import com.jayway.jsonpath.JsonPath;
+import dev.a2.A2Server;
+import dev.a2.NewEvent;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -42,6 +44,9 @@ class TourBrowserTests {
 
 	@Autowired
 	private WebTestClient http;
+
+	@Autowired
+	private A2Server a2;
 
 	private final List<WebDriver> browsers = new ArrayList<>();
 
@@ -178,10 +183,10 @@ class TourBrowserTests {
 		long asked = send(ann, "what is A2?");
 		// the log a takeover leaves: attempt 1's words, the restart, attempt 2's answer, and a late word
 		// of attempt 1 from the stalled instance, which is not the reply any more
-		push("restarted", event("reply.delta", Map.of("replyTo", asked, "step", 0, "attempt", 1, "text", "The first attempt was cut ")));
+		append("restarted", event("reply.delta", Map.of("replyTo", asked, "step", 0, "attempt", 1, "text", "The first attempt was cut ")));
 		By reply = By.cssSelector("#messages li.reply[data-thread='ann'] .text");
 		waitUntil(ann, (b) -> b.findElement(reply).getText().equals("The first attempt was cut"));
-		push("restarted", event("reply.restarted", Map.of("replyTo", asked, "attempt", 2, "replaces", 1)),
+		append("restarted", event("reply.restarted", Map.of("replyTo", asked, "attempt", 2, "replaces", 1)),
 				event("reply.delta", Map.of("replyTo", asked, "step", 0, "attempt", 2, "text", "The final ")),
 				event("reply.delta", Map.of("replyTo", asked, "step", 0, "attempt", 1, "text", "words of the stalled attempt ")),
 				event("reply.delta", Map.of("replyTo", asked, "step", 0, "attempt", 2, "text", "answer.")),
@@ -210,17 +215,13 @@ class TourBrowserTests {
 		Chromium.screenshot(ann, "approval");
 	}
 
-	private void push(String room, Map<?, ?>... events) {
-		this.http.post()
-			.uri("/a2/chat/sessions/" + room + "/events")
-			.bodyValue(Map.of("events", List.of(events)))
-			.exchange()
-			.expectStatus()
-			.isOk();
+	/** Appends as the server does: the assistant's event types are server-only, a browser may not push them. */
+	private void append(String room, NewEvent... events) {
+		this.a2.session("chat", room).append(events);
 	}
 
-	private static Map<String, Object> event(String type, Map<String, Object> payload) {
-		return Map.of("type", type, "payload", payload);
+	private static NewEvent event(String type, Map<String, Object> payload) {
+		return NewEvent.of(type, payload);
 	}
 
 	private WebDriver chat(String room, String name) {
