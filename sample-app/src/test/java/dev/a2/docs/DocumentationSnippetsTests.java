@@ -16,7 +16,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * The Java the documentation shows is code that compiles, shown verbatim (tabs as four spaces): the
  * README's new application is {@code com.example.shop.ShopApplication} of this module's tests, which
  * {@code ShopApplicationIntegrationTests} runs; the blocks of docs/web.md are the tagged regions of
- * {@link WebPageSnippets}. The README also names the Spring Boot, Java and A2 versions the build uses.
+ * {@link WebPageSnippets}, and the README shows one of them and the sample's {@code DeliveryTests}. The README also names the Spring Boot, Java and A2 versions the build uses.
  */
 class DocumentationSnippetsTests {
 
@@ -44,6 +44,16 @@ class DocumentationSnippetsTests {
 					+ "(tabs as four spaces, its indentation removed): copy it over", tag)
 				.contains(region(Files.readString(SNIPPETS), tag));
 		}
+	}
+
+	@Test
+	void theReadmeShowsItsAuthorizerAndConsumerTestAsTheyCompile() throws IOException {
+		List<String> blocks = javaBlocks(ROOT.resolve("README.md"));
+		assertThat(blocks).as("a ```java block of README.md equal to the region 'authorizer' of WebPageSnippets.java")
+			.contains(region(Files.readString(SNIPPETS), "authorizer"));
+		assertThat(blocks).as("a ```java block of README.md equal to the region 'readme' of dev.a2.sample.DeliveryTests")
+			.contains(region(Files.readString(ROOT.resolve("sample-app/src/test/java/dev/a2/sample/DeliveryTests.java")),
+					"readme"));
 	}
 
 	@Test

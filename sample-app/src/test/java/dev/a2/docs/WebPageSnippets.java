@@ -64,6 +64,7 @@ class WebPageSnippets {
 	@Bean
 	A2Authorizer roomMembers(MembershipRepository members) {
 		return (caller, permission, contract, session) -> caller != null
+				&& permission != A2Permission.OPERATE // the actuator: operators only, see docs/security.md
 				&& members.isMember(caller.getName(), session)
 				&& (permission != A2Permission.CLEAR || members.isOwner(caller.getName(), session));
 	}
