@@ -518,7 +518,7 @@ class Session {
   }
 
   setStatus(status, error = null) {
-    if (this.status === status && this.error === error) return;
+    if (this.status === status && (this.error === error || status === "reconnecting")) return;
     this.status = status;
     this.error = error;
     this.emit("status", status, error);
@@ -871,7 +871,8 @@ class SocketLine {
       this.receive(JSON.parse(message.data));
     };
     socket.onclose = () => lost();
-    socket.onerror = () => {};
+    // some implementations (Node 20's) report a refused connection with an error and no close
+    socket.onerror = () => lost();
   }
 
   async reconnect(wasOpen) {
