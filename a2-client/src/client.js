@@ -714,6 +714,16 @@ class Session {
    * once. Answers the stored events ({index, id} at least); rejects with an A2Error the server gave.
    */
   push(events, options = {}) {
+    const values = options.presence && (options.presence.values ?? options.presence);
+    // a field the push writes (typing: false as the message goes) is no longer kept alive at its old value
+    if (values && !options.presence.participant) {
+      for (const [field, value] of Object.entries(values)) {
+        if (!(field in this.kept)) continue;
+        if (value === null || value === false) delete this.kept[field];
+        else this.kept[field] = value;
+      }
+      this.keepAlive();
+    }
     return this.client.outbox.push(this.contract, this.id, events, options);
   }
 

@@ -184,13 +184,18 @@ class TourBrowserTests {
 		return browser;
 	}
 
-	/** Sends a message from the page and answers its index, once the page shows it. */
+	/**
+	 * Sends a message from the page and answers its index, once the page shows it stored: the client
+	 * shows it at once as pending, and gives it its index when the stream brings it back.
+	 */
 	private long send(WebDriver browser, String text) {
 		int before = messages(browser).size();
 		browser.findElement(By.id("text")).sendKeys(text, Keys.ENTER);
-		waitUntil(browser, (b) -> messages(b).size() > before);
-		List<WebElement> shown = browser.findElements(By.cssSelector("#messages li.message"));
-		return Long.parseLong(shown.get(shown.size() - 1).getDomAttribute("data-index"));
+		return waitUntil(browser, (b) -> {
+			List<WebElement> shown = b.findElements(By.cssSelector("#messages li.message"));
+			String index = (shown.size() > before) ? shown.get(shown.size() - 1).getDomAttribute("data-index") : null;
+			return (index != null) ? Long.parseLong(index) : null;
+		});
 	}
 
 	private static List<String> messages(WebDriver browser) {
