@@ -15,6 +15,8 @@ import dev.a2.ErrorCode;
 import reactor.core.publisher.Mono;
 
 import org.springframework.http.CacheControl;
+import org.springframework.http.HttpHeaders;
+import org.springframework.http.HttpStatus;
 import org.springframework.http.MediaType;
 import org.springframework.web.reactive.function.server.ServerRequest;
 import org.springframework.web.reactive.function.server.ServerResponse;
@@ -44,13 +46,16 @@ final class ClientScripts {
 			return ServerResponse.notFound().build();
 		}
 		Script script = this.loaded.computeIfAbsent(file, ClientScripts::load);
-		return request.checkNotModified(script.etag())
-			.orElseGet(() -> ServerResponse.ok()
-				.contentType(file.endsWith(".js") ? JAVASCRIPT : TYPESCRIPT)
-				.cacheControl(CacheControl.noCache())
-				.eTag(script.etag())
-				.header("X-Content-Type-Options", "nosniff")
-				.bodyValue(script.bytes()));
+		if (request.headers().header(HttpHeaders.IF_NONE_MATCH).stream()
+			.anyMatch((tags) -> tags.contains(script.etag()) || tags.trim().equals("*"))) {
+			return ServerResponse.status(HttpStatus.NOT_MODIFIED).eTag(script.etag()).cacheControl(CacheControl.noCache()).build();
+		}
+		return ServerResponse.ok()
+			.contentType(file.endsWith(".js") ? JAVASCRIPT : TYPESCRIPT)
+			.cacheControl(CacheControl.noCache())
+			.eTag(script.etag())
+			.header("X-Content-Type-Options", "nosniff")
+			.bodyValue(script.bytes());
 	}
 
 	private static Script load(String file) {
