@@ -331,7 +331,8 @@ if (typeof WebSocket !== "function") {
       await request("POST", sessionUrl(one, "/events"), { events: [event("w-1")] });
       socket.send(JSON.stringify({ type: "subscribe", session: one, after: 0 }));
       socket.send(JSON.stringify({ type: "subscribe", session: two, after: 0 }));
-      equal((await until((f) => f.type === "subscribed" && f.session === one, "subscribed")).head, 1, "head");
+      const subscribed = await until((f) => f.type === "subscribed" && f.session === one, "subscribed");
+      expect(subscribed.head >= 1, "head is the session's last index (1 or more, the server's consumers may add): " + subscribed.head);
       await until((f) => f.type === "subscribed" && f.session === two, "the second subscription");
       await until((f) => f.type === "events" && f.session === one && f.events.some((e) => e.id === "w-1"), "history");
       await until((f) => f.type === "presence" && f.session === one && f.snapshot, "the presence snapshot");

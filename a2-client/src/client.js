@@ -222,7 +222,8 @@ class A2Client {
     if (!this.controller.signal.aborted) this.controller.abort(new A2Error("CLOSED", "the client was closed"));
     this.unlink();
     for (const session of [...this.sessions]) session.close();
-    for (const line of this.sockets.values()) line.close();
+    for (const line of [...this.sockets.values()]) line.close();
+    this.outbox.close();
     this.sockets.clear();
     if (this.onPageHide) globalThis.removeEventListener("pagehide", this.onPageHide);
   }
@@ -358,7 +359,7 @@ class Outbox {
             const stored = await this.send(entry);
             this.settle(entry, stored, null);
           } catch (error) {
-            if (entry.done) break;
+            if (entry.done || this.client.closed) break;   // closed: it stays stored for the next client
             if (!(error instanceof A2Error) || !error.retryable) {
               this.settle(entry, null, error);
               break;
@@ -391,6 +392,13 @@ class Outbox {
     } finally {
       unlink();
     }
+  }
+
+  /** The client closed: who waits is told; what is not answered stays in storage for the next client. */
+  close() {
+    const closed = new A2Error("CLOSED", "the client was closed before the push was answered; it stays in the outbox");
+    for (const waiter of this.waiters.values()) waiter.reject(closed);
+    this.waiters.clear();
   }
 
   settle(entry, stored, error) {
