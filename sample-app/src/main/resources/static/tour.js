@@ -1,46 +1,19 @@
-"use strict";
-// The tour's chat page: it pushes and reads the room through A2's router (/a2/chat/...) and shows
-// the stream as it comes. Everything it draws is text, never markup: messages come from users.
+// The tour's chat page, on A2's client (served by the starter at /a2/client.js): the client keeps
+// the room's view live and resumed, sends pushes through its outbox (stored once whatever the
+// network does) and keeps presence alive. What is here is the tour's own: drawing the room.
+// Everything it draws is text, never markup: messages come from users.
+import { createClient } from "/a2/client.js";
 
 const params = new URLSearchParams(location.search);
 const room = params.get("room") || "lobby";
 const me = params.get("name") || localStorage.getItem("a2-tour-name") || "guest-" + Math.random().toString(36).slice(2, 6);
 localStorage.setItem("a2-tour-name", me);
-const roomPath = "/a2/chat/sessions/" + encodeURIComponent(room);
 const $ = (id) => document.getElementById(id);
 
-let lastIndex = 0;                 // the stream's position: events at or before it are shown already
-const replies = new Map();         // replyTo index -> the reply's element
-const people = new Map();          // participant -> {online, typing}
+const a2 = createClient({ participant: me, presenceTtl: 30000 });   // the sample's a2.presence.ttl
+const chat = a2.session("chat", room, { state: "summary" });
 
-function newId() {
-  return (crypto.randomUUID) ? crypto.randomUUID()
-    : Date.now().toString(36) + "-" + Math.random().toString(36).slice(2) + Math.random().toString(36).slice(2);
-}
-
-async function call(method, path, body) {
-  const options = { method, headers: { "Accept": "application/json" } };
-  if (body !== undefined) {
-    options.headers["Content-Type"] = "application/json";
-    options.body = JSON.stringify(body);
-  }
-  const response = await fetch(path, options);
-  const answer = response.status === 204 ? null : await response.json().catch(() => null);
-  if (!response.ok) throw new Error(answer && answer.error ? answer.error.code + ": " + answer.error.message : response.statusText);
-  return answer;
-}
-
-// A push carries its events' ids, so sending it again after a lost answer stores nothing twice.
-async function push(events, presence) {
-  const body = { events: events.map((e) => Object.assign({ id: newId() }, e)) };
-  if (presence) body.presence = { participant: me, values: presence };
-  try {
-    return await call("POST", roomPath + "/events", body);
-  } catch (e) {
-    if (!(e instanceof TypeError)) throw e;   // a network error: the same push again is safe
-    return call("POST", roomPath + "/events", body);
-  }
-}
+const messages = new Map();   // event id -> the message's element (pending ones too)
 
 function item(className, author, text) {
   const li = document.createElement("li");
@@ -64,36 +37,28 @@ function show(li) {
   if (atBottom) list.scrollTop = list.scrollHeight;
 }
 
-function apply(event) {
+/** A message: shown at once when sent from this page (pending), given its index when stored. */
+function showMessage(event) {
   const p = event.payload;
-  switch (event.type) {
-    case "message.sent": {
-      const li = item("message" + (p.author === me ? " mine" : ""), p.author, p.text);
-      li.dataset.index = event.index;
-      li.id = "message-" + event.index;
-      replyThreads.set(event.index, p.thread);
-      show(li);
-      break;
-    }
-    case "stop.requested":
-      for (const li of replies.values()) {
-        if (li.dataset.thread === p.thread && li.classList.contains("streaming")) li.classList.replace("streaming", "stopped");
-      }
-      break;
-    case "message.delivered": {
-      const li = $("message-" + p.index);
-      if (li) li.classList.add("delivered");
-      break;
-    }
-    default:
-      applyAi(event);
+  let li = messages.get(event.id);
+  if (!li) {
+    li = item("message" + (p.author === me ? " mine" : ""), p.author, p.text);
+    messages.set(event.id, li);
+    show(li);
+  }
+  li.classList.toggle("pending", event.pending === true);
+  if (event.index !== null) {
+    li.dataset.index = event.index;
+    li.id = "message-" + event.index;
+    replyThreads.set(event.index, p.thread);   // the reply to this message belongs to its thread
   }
 }
 
-// ---- The assistant's events (a2-spring-ai: reply.*, tool.*), kept together so they can move as one ----
+// --- the assistant's answers (a2-spring-ai: reply.*, tool.*): everything about drawing replies is here --
 // A reply is keyed by replyTo (the index of the event its run answers). Each event names the attempt
 // of the run that wrote it: reply.restarted drops the partial text of the attempt it replaces, and
 // text of an older attempt (a stalled instance waking up) is not the reply any more.
+const replies = new Map();         // replyTo index -> the reply's element
 const replyThreads = new Map();    // index of an event a run answers -> the thread of its reply
 const callThreads = new Map();     // tool call id -> the thread it was asked in
 
@@ -127,7 +92,7 @@ function endReply(li, state, note) {
 function approvalItem(p, thread) {
   const li = item("approval", "assistant → " + thread, "wants to run " + p.name + " " + p.arguments);
   li.id = "approval-" + p.callId;
-  const decide = (type, payload) => () => push([{ type, payload }]).catch((err) => alert(err.message));
+  const decide = (type, payload) => () => chat.push([{ type, payload }]).catch(() => {});   // a failure is drawn by "failed"
   const approve = document.createElement("button");
   approve.textContent = "Approve";
   approve.className = "approve";
@@ -140,7 +105,7 @@ function approvalItem(p, thread) {
   return li;
 }
 
-function applyAi(event) {
+function renderAssistant(event) {
   const p = event.payload;
   switch (event.type) {
     case "reply.delta": {
@@ -192,112 +157,124 @@ function applyAi(event) {
       }
       break;
     }
+    case "stop.requested":
+      for (const li of replies.values()) {
+        if (li.dataset.thread === p.thread && li.classList.contains("streaming")) endReply(li, "stopped");
+      }
+      break;
   }
-}
-
-function refreshStop() {
   const mine = [...replies.values()].some((li) => li.dataset.thread === me && li.classList.contains("streaming"));
   $("stop").hidden = !mine;
 }
+// ---------------------------------------------------------------------------------------------------
 
-function renderPeople() {
+function apply(event) {
+  switch (event.type) {
+    case "message.sent":
+      showMessage(event);
+      break;
+    case "message.delivered": {
+      const li = $("message-" + event.payload.index);
+      if (li) li.classList.add("delivered");
+      break;
+    }
+    default:
+      renderAssistant(event);
+  }
+}
+
+function renderPeople(presence) {
   const list = $("people");
   list.replaceChildren();
   const typing = [];
-  for (const [name, fields] of [...people.entries()].sort()) {
-    if (!fields.online && !fields.typing) continue;
+  for (const name of Object.keys(presence).sort()) {
+    const fields = presence[name];
+    const isTyping = fields.typing && fields.typing.value;
+    if (!(fields.online && fields.online.value) && !isTyping) continue;
     const li = document.createElement("li");
     li.textContent = name + (name === me ? " (you)" : "");
     li.dataset.participant = name;
-    if (fields.typing) li.classList.add("typing-now");
+    if (isTyping) li.classList.add("typing-now");
     list.append(li);
-    if (fields.typing && name !== me) typing.push(name);
+    if (isTyping && name !== me) typing.push(name);
   }
   $("typing").textContent = typing.length === 0 ? ""
     : typing.join(", ") + (typing.length === 1 ? " is typing…" : " are typing…");
 }
 
-function connect() {
-  // history first, then live; when the connection drops, the browser reconnects by itself with
-  // Last-Event-ID, and the server resumes exactly after it
-  const stream = new EventSource(roomPath + "/stream?after=0&state=summary");
-  stream.onopen = () => { $("connection").textContent = "live"; $("connection").className = "connection live"; };
-  stream.onerror = () => { $("connection").textContent = "reconnecting…"; $("connection").className = "connection"; };
-  stream.addEventListener("events", (message) => {
-    for (const event of JSON.parse(message.data).events) {
-      if (event.index <= lastIndex) continue;
-      lastIndex = event.index;
-      apply(event);
-    }
-    refreshStop();
-  });
-  stream.addEventListener("state", (message) => {
-    const { state } = JSON.parse(message.data);
-    $("summary").textContent = state.messages + " messages · " + state.replies + " replies";
-  });
-  stream.addEventListener("presence", (message) => {
-    const data = JSON.parse(message.data);
-    if (data.snapshot) {
-      people.clear();
-      for (const [name, fields] of Object.entries(data.snapshot.participants)) {
-        people.set(name, { online: fields.online ? fields.online.value : null, typing: fields.typing ? fields.typing.value : null });
-      }
-    }
-    for (const patch of data.patches || []) {
-      const fields = people.get(patch.participant) || {};
-      fields[patch.field] = patch.value;
-      people.set(patch.participant, fields);
-    }
-    renderPeople();
-  });
-  stream.addEventListener("cleared", (message) => {
-    $("messages").replaceChildren();
-    replies.clear();
-    const li = document.createElement("li");
-    li.className = "notice";
-    li.textContent = "The room was cleared (marker " + JSON.parse(message.data).index + ").";
-    show(li);
-    refreshStop();
-  });
-}
+chat.on("event", apply);
+chat.on("pending", (events) => events.filter((e) => e.type === "message.sent").forEach(showMessage));
+chat.on("failed", ({ events, error }) => {
+  for (const event of events) {
+    const li = messages.get(event.id);
+    if (li) li.remove();
+    messages.delete(event.id);
+    if (event.type === "message.sent" && !$("text").value) $("text").value = event.payload.text;
+  }
+  alert(error.code + ": " + error.message);
+});
+chat.view.pending.filter((e) => e.type === "message.sent").forEach(showMessage);   // from the outbox of an earlier load
+chat.on("presence", renderPeople);
+chat.on("state", ({ state }) => {
+  $("summary").textContent = state.messages + " messages · " + state.replies + " replies";
+});
+chat.on("cleared", (index) => {
+  $("messages").replaceChildren();
+  messages.clear();
+  replies.clear();
+  $("stop").hidden = true;
+  const li = document.createElement("li");
+  li.className = "notice";
+  li.textContent = "The room was cleared (marker " + index + ").";
+  show(li);
+});
+chat.on("status", (status, error) => {
+  const label = { connecting: "connecting…", live: "live", reconnecting: "reconnecting…", closed: "closed" }[status]
+    || (error ? error.code : status);
+  $("connection").textContent = label;
+  $("connection").className = "connection" + (status === "live" ? " live" : "");
+  $("connection").title = error ? error.message : "";
+});
 
-// presence: online while the page is open (refreshed before the TTL runs out), typing while typing
-let typingSince = 0;
+// presence: online while the page is open, typing while typing; the client keeps both alive and
+// removes them when the page goes
 let typingTimer = null;
-function setTyping(typing) {
-  if (typing === (typingSince > 0)) return;
-  typingSince = typing ? Date.now() : 0;
-  call("PUT", roomPath + "/presence", { participant: me, values: { typing } }).catch(() => {});
+let typing = false;
+function setTyping(now) {
+  if (now === typing) return;
+  typing = now;
+  chat.setPresence({ typing: now }, { keepAlive: now }).catch(() => {});
 }
 $("text").addEventListener("input", () => {
   setTyping($("text").value.length > 0);
   clearTimeout(typingTimer);
   typingTimer = setTimeout(() => setTyping(false), 3000);
 });
-function online() {
-  call("PUT", roomPath + "/presence", { participant: me, values: { online: true } }).catch(() => {});
-}
-window.addEventListener("pagehide", () => {
-  fetch(roomPath + "/presence", { method: "PUT", keepalive: true, headers: { "Content-Type": "application/json" },
-    body: JSON.stringify({ participant: me, values: { online: null, typing: null } }) });
-});
 
-$("composer").onsubmit = async (e) => {
+async function call(method, path, body) {
+  const options = { method, headers: { "Accept": "application/json" } };
+  if (body !== undefined) {
+    options.headers["Content-Type"] = "application/json";
+    options.body = JSON.stringify(body);
+  }
+  const response = await fetch(path, options);
+  const answer = await response.json().catch(() => null);
+  if (!response.ok) throw new Error(answer && answer.error ? answer.error.code + ": " + answer.error.message : response.statusText);
+  return answer;
+}
+
+$("composer").onsubmit = (e) => {
   e.preventDefault();
   const text = $("text").value.trim();
   if (!text) return;
   $("text").value = "";
   clearTimeout(typingTimer);
-  typingSince = 0;
-  try {
-    // the message and "no longer typing" land in one transaction
-    await push([{ type: "message.sent", payload: { text, author: me, thread: me } }], { typing: false });
-  } catch (err) {
-    $("text").value = text;
-    alert(err.message);
-  }
+  typing = false;
+  // the message and "no longer typing" land in one transaction; a failure is drawn by "failed"
+  chat.push([{ type: "message.sent", payload: { text, author: me, thread: me } }], { presence: { typing: false } })
+    .catch(() => {});
 };
-$("stop").onclick = () => push([{ type: "stop.requested", payload: { thread: me } }]).catch((err) => alert(err.message));
+$("stop").onclick = () => chat.push([{ type: "stop.requested", payload: { thread: me } }]).catch(() => {});
 $("count").onclick = async () => {
   const answer = await call("GET", "/rooms/" + encodeURIComponent(room) + "/words");
   $("words").textContent = answer.words + " words (through event " + answer.through + ")";
@@ -307,7 +284,7 @@ $("refuse").onsubmit = async (e) => {
   const answer = await call("PUT", "/demo/refused-word", { word: $("refused").value });
   $("refused").value = answer.word;
 };
-$("clear").onclick = () => call("DELETE", roomPath).catch((err) => alert(err.message));
+$("clear").onclick = () => call("DELETE", "/a2/chat/sessions/" + encodeURIComponent(room)).catch((err) => alert(err.message));
 $("rename").onsubmit = (e) => {
   e.preventDefault();
   const name = $("me").value.trim();
@@ -324,6 +301,4 @@ $("me").value = me;
 $("room").value = room;
 document.title = room + " · A2 tour";
 call("GET", "/demo/refused-word").then((answer) => $("refused").value = answer.word).catch(() => {});
-connect();
-online();
-setInterval(online, 10000);
+chat.setPresence({ online: true }).catch(() => {});

@@ -17,7 +17,7 @@ import org.springframework.web.reactive.function.server.ServerResponse;
 
 /**
  * The routes of §10 under the base path: push, history, stream, state, presence and clear of a
- * session. Every store call runs on the store scheduler, never on an event loop; every failure answers
+ * session, and the JavaScript client ({@code client.js}, {@code react.js}) pages import. Every store call runs on the store scheduler, never on an event loop; every failure answers
  * {@code {"error":{"code","message"}}} with its status.
  */
 public final class A2Routes {
@@ -29,6 +29,8 @@ public final class A2Routes {
 	private final Wire wire;
 
 	private final String basePath;
+
+	private final ClientScripts scripts = new ClientScripts();
 
 	/** The routes over a server, with the parts {@link A2Endpoints} and the auto-configuration share. */
 	public A2Routes(A2Server server, Wire wire, SessionFeeds feeds, PresenceFeeds presence, A2Authorizer authorizer,
@@ -52,6 +54,7 @@ public final class A2Routes {
 			.GET(session + "/presence", deferred(this.sessions::presence))
 			.PUT(session + "/presence", deferred(this.sessions::writePresence))
 			.DELETE(session, deferred(this.sessions::clear))
+			.GET(this.basePath + "/{file:[a-z]+\\.(?:js|d\\.ts)}", this.scripts::serve)
 			.onError(Throwable.class, (ex, request) -> WebErrors.response(ex, this.wire))
 			.build();
 	}

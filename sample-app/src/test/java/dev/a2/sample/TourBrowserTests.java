@@ -14,10 +14,13 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.openqa.selenium.By;
+import org.openqa.selenium.JavascriptExecutor;
 import org.openqa.selenium.Keys;
 import org.openqa.selenium.StaleElementReferenceException;
 import org.openqa.selenium.WebDriver;
 import org.openqa.selenium.WebElement;
+import org.openqa.selenium.chromium.ChromiumDriver;
+import org.openqa.selenium.chromium.ChromiumNetworkConditions;
 import org.openqa.selenium.support.ui.WebDriverWait;
 
 import org.springframework.beans.factory.annotation.Autowired;
@@ -224,6 +227,44 @@ class TourBrowserTests {
 		return NewEvent.of(type, payload);
 	}
 
+	@Test
+	void aMessageSentOfflineWaitsInTheOutboxAcrossAReloadAndIsStoredOnce() {
+		WebDriver ann = chat("offline", "ann");
+		ChromiumNetworkConditions offline = new ChromiumNetworkConditions();
+		offline.setOffline(true);
+		((ChromiumDriver) ann).setNetworkConditions(offline);
+		ann.findElement(By.id("text")).sendKeys("sent offline", Keys.ENTER);
+		// shown at once as pending, and kept in IndexedDB, as no answer can come
+		waitUntil(ann, (b) -> !b.findElements(By.cssSelector("#messages li.message.pending")).isEmpty());
+		waitUntil(ann, (b) -> outboxSize(b) == 1);
+
+		// the page goes before the push was answered; the next page, online, sends it from the outbox
+		ann.get("about:blank");
+		((ChromiumDriver) ann).deleteNetworkConditions();
+		ann.get("http://localhost:" + this.port + "/?room=offline&name=ann");
+		waitUntil(ann, (b) -> b.findElements(By.cssSelector("#messages li.message[data-index]:not(.pending)")).size() == 1);
+		waitUntil(ann, (b) -> outboxSize(b) == 0);
+		assertThat(messages(ann)).containsExactly("ann: sent offline");
+		String body = this.http.get().uri("/a2/chat/sessions/offline/events?limit=1000").exchange()
+			.expectBody(String.class).returnResult().getResponseBody();
+		List<String> stored = JsonPath.read(body, "$.events[?(@.type == 'message.sent')].payload.text");
+		assertThat(stored).containsExactly("sent offline");
+	}
+
+	/** How many pushes wait in the page's outbox (the client's IndexedDB store). */
+	private static long outboxSize(WebDriver browser) {
+		Object size = ((JavascriptExecutor) browser).executeAsyncScript("""
+				const done = arguments[arguments.length - 1];
+				const open = indexedDB.open("a2-outbox", 1);
+				open.onupgradeneeded = () => open.result.createObjectStore("outbox", { keyPath: "key" });
+				open.onerror = () => done(-1);
+				open.onsuccess = () => {
+				  const count = open.result.transaction("outbox").objectStore("outbox").count();
+				  count.onsuccess = () => { open.result.close(); done(count.result); };
+				};""");
+		return ((Number) size).longValue();
+	}
+
 	private WebDriver chat(String room, String name) {
 		WebDriver browser = browser("/?room=" + room + "&name=" + name);
 		waitUntil(browser, (b) -> b.findElement(By.id("connection")).getText().equals("live"));
@@ -237,13 +278,18 @@ class TourBrowserTests {
 		return browser;
 	}
 
-	/** Sends a message from the page and answers its index, once the page shows it. */
+	/**
+	 * Sends a message from the page and answers its index, once the page shows it stored: the client
+	 * shows it at once as pending, and gives it its index when the stream brings it back.
+	 */
 	private long send(WebDriver browser, String text) {
 		int before = messages(browser).size();
 		browser.findElement(By.id("text")).sendKeys(text, Keys.ENTER);
-		waitUntil(browser, (b) -> messages(b).size() > before);
-		List<WebElement> shown = browser.findElements(By.cssSelector("#messages li.message"));
-		return Long.parseLong(shown.get(shown.size() - 1).getDomAttribute("data-index"));
+		return waitUntil(browser, (b) -> {
+			List<WebElement> shown = b.findElements(By.cssSelector("#messages li.message"));
+			String index = (shown.size() > before) ? shown.get(shown.size() - 1).getDomAttribute("data-index") : null;
+			return (index != null) ? Long.parseLong(index) : null;
+		});
 	}
 
 	private static List<String> messages(WebDriver browser) {

@@ -1,0 +1,1044 @@
+// A2's client for browsers and Node: live session views over SSE or one WebSocket per contract,
+// pushes through an outbox that retries a batch whole with the same ids until it is answered, and
+// presence kept alive. Plain ES module, no dependencies; docs/PROTOCOL.md is what it speaks.
+
+/** A failure the page can act on: `code` is A2's error code (§11), `status` the HTTP status (0 for none). */
+export class A2Error extends Error {
+  constructor(code, message, { status = 0, cause } = {}) {
+    super(message, cause === undefined ? undefined : { cause });
+    this.name = "A2Error";
+    this.code = code;
+    this.status = status;
+  }
+
+  /** Whether sending the same request again may succeed (the network, a 5xx, 408, 429). */
+  get retryable() {
+    return this.code === "NETWORK" || this.status >= 500 || this.status === 408 || this.status === 429;
+  }
+}
+
+const CODES_BY_STATUS = { 400: "INVALID_PAYLOAD", 401: "UNAUTHORIZED", 403: "FORBIDDEN", 404: "NOT_FOUND",
+  409: "CONFLICT", 413: "PAYLOAD_TOO_LARGE", 503: "STORE_UNAVAILABLE" };
+
+async function errorOf(response) {
+  let body = null;
+  try {
+    body = await response.json();
+  } catch {
+    // not A2's JSON (a proxy's page, a login redirect): the status says enough
+  }
+  const error = body && body.error;
+  const code = (error && error.code) || CODES_BY_STATUS[response.status] || (response.status >= 500 ? "INTERNAL" : "HTTP_" + response.status);
+  const message = (error && error.message) || ("HTTP " + response.status + " " + (response.statusText || ""));
+  return new A2Error(code, message, { status: response.status });
+}
+
+function networkError(cause) {
+  return new A2Error("NETWORK", "the server could not be reached: " + ((cause && cause.message) || cause), { cause });
+}
+
+function abortError(signal) {
+  return (signal && signal.reason instanceof Error) ? signal.reason : new A2Error("ABORTED", "aborted");
+}
+
+/** A random UUID (v4) even where `crypto.randomUUID` is missing (pages served over plain http). */
+export function newId() {
+  const c = globalThis.crypto;
+  if (c && typeof c.randomUUID === "function") return c.randomUUID();
+  const bytes = new Uint8Array(16);
+  if (c && c.getRandomValues) c.getRandomValues(bytes);
+  else for (let i = 0; i < 16; i++) bytes[i] = Math.floor(Math.random() * 256);
+  bytes[6] = (bytes[6] & 0x0f) | 0x40;
+  bytes[8] = (bytes[8] & 0x3f) | 0x80;
+  const hex = [...bytes].map((b) => b.toString(16).padStart(2, "0")).join("");
+  return hex.slice(0, 8) + "-" + hex.slice(8, 12) + "-" + hex.slice(12, 16) + "-" + hex.slice(16, 20) + "-" + hex.slice(20);
+}
+
+/** Spring Security's CSRF token, from its `XSRF-TOKEN` cookie, when the page has one. */
+function csrfFromCookie() {
+  const cookie = globalThis.document && globalThis.document.cookie;
+  if (!cookie) return null;
+  const found = cookie.split(/;\s*/).find((part) => part.startsWith("XSRF-TOKEN="));
+  return found ? decodeURIComponent(found.slice("XSRF-TOKEN=".length)) : null;
+}
+
+function sleep(ms, signal) {
+  return new Promise((resolve) => {
+    if (signal && signal.aborted) return resolve();
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      if (signal) signal.removeEventListener("abort", done);
+      resolve();
+    }
+    if (signal) signal.addEventListener("abort", done, { once: true });
+  });
+}
+
+/** Exponential back-off with jitter, from `initial` ms to `max` ms. */
+function backoff(attempt, { initial, max }) {
+  const ceiling = Math.min(max, initial * 2 ** Math.min(attempt, 20));
+  return ceiling / 2 + Math.random() * ceiling / 2;
+}
+
+/** Links an AbortSignal to a child controller; answers a function that unlinks it. */
+function link(signal, controller) {
+  if (!signal) return () => {};
+  if (signal.aborted) {
+    controller.abort(signal.reason);
+    return () => {};
+  }
+  const abort = () => controller.abort(signal.reason);
+  signal.addEventListener("abort", abort, { once: true });
+  return () => signal.removeEventListener("abort", abort);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Outbox storage: where pushes wait until answered. Memory by default in Node, IndexedDB in browsers,
+// so a push not yet answered when the page is reloaded is sent again (with the same ids) by the next page.
+
+/** Keeps pending pushes in memory; pass one instance to two clients to have the second resume the first's. */
+export class MemoryOutbox {
+  constructor() {
+    this.entries = new Map();
+  }
+  async load() {
+    return [...this.entries.values()].sort((a, b) => a.seq - b.seq);
+  }
+  async put(entry) {
+    this.entries.set(entry.key, entry);
+  }
+  async delete(key) {
+    this.entries.delete(key);
+  }
+}
+
+/** Keeps pending pushes in the browser's IndexedDB (database `name`, store `outbox`). */
+export class IndexedDbOutbox {
+  constructor(name = "a2-outbox") {
+    this.name = name;
+    this.db = null;
+  }
+  open() {
+    if (!this.db) {
+      this.db = new Promise((resolve, reject) => {
+        const request = globalThis.indexedDB.open(this.name, 1);
+        request.onupgradeneeded = () => request.result.createObjectStore("outbox", { keyPath: "key" });
+        request.onsuccess = () => resolve(request.result);
+        request.onerror = () => reject(request.error);
+      });
+    }
+    return this.db;
+  }
+  async run(mode, work) {
+    const db = await this.open();
+    return new Promise((resolve, reject) => {
+      const tx = db.transaction("outbox", mode);
+      const request = work(tx.objectStore("outbox"));
+      tx.oncomplete = () => resolve(request && request.result);
+      tx.onerror = () => reject(tx.error);
+      tx.onabort = () => reject(tx.error);
+    });
+  }
+  async load() {
+    const entries = await this.run("readonly", (store) => store.getAll());
+    return (entries || []).sort((a, b) => a.seq - b.seq);
+  }
+  put(entry) {
+    return this.run("readwrite", (store) => store.put(entry));
+  }
+  delete(key) {
+    return this.run("readwrite", (store) => store.delete(key));
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * A client of one A2 server. Options: `baseUrl` (default "/a2"; absolute in Node), `transport`
+ * ("sse" or "socket"), `participant` (who presence writes are for; the server's caller name when
+ * absent), `headers` (an object or a function answering one, e.g. a bearer token), `credentials`,
+ * `fetch`, `WebSocket`, `outbox` (a storage; IndexedDB in browsers, memory elsewhere),
+ * `presenceTtl` (the server's a2.presence.ttl in ms, default 60000), `backoff` ({initial, max} ms),
+ * `idleTimeout` (ms without a byte or ping before a stream is taken for dead, default 45000),
+ * `signal` (aborting it closes the client).
+ */
+export function createClient(options = {}) {
+  return new A2Client(options);
+}
+
+class A2Client {
+  constructor(options) {
+    const base = options.baseUrl ?? "/a2";
+    this.baseUrl = base.endsWith("/") ? base.slice(0, -1) : base;
+    this.transport = options.transport ?? "sse";
+    if (this.transport !== "sse" && this.transport !== "socket") {
+      throw new TypeError("transport must be 'sse' or 'socket', was " + this.transport);
+    }
+    this.participant = options.participant ?? null;
+    this.headers = options.headers ?? {};
+    this.credentials = options.credentials ?? "same-origin";
+    this.fetchImpl = options.fetch ?? globalThis.fetch.bind(globalThis);
+    this.WebSocketImpl = options.WebSocket ?? globalThis.WebSocket;
+    this.csrf = options.csrf ?? csrfFromCookie;
+    this.presenceTtl = options.presenceTtl ?? 60000;
+    this.backoff = Object.assign({ initial: 250, max: 10000 }, options.backoff);
+    this.idleTimeout = options.idleTimeout ?? 45000;
+    this.controller = new AbortController();
+    this.unlink = link(options.signal, this.controller);
+    this.controller.signal.addEventListener("abort", () => this.close(), { once: true });
+    this.sessions = new Set();
+    this.sockets = new Map();   // contract -> SocketLine
+    const storage = options.outbox ?? (globalThis.indexedDB ? new IndexedDbOutbox() : new MemoryOutbox());
+    this.outbox = new Outbox(this, storage);
+    if (globalThis.addEventListener && globalThis.document) {
+      // the page goes: say goodbye to presence while the browser still sends (keepalive)
+      this.onPageHide = () => this.sessions.forEach((s) => s.presenceGoodbye());
+      globalThis.addEventListener("pagehide", this.onPageHide);
+    }
+  }
+
+  get closed() {
+    return this.controller.signal.aborted;
+  }
+
+  /** A live view of a session: history then live, resumed across reconnects. */
+  session(contract, id, options = {}) {
+    const session = new Session(this, contract, id, options);
+    this.sessions.add(session);
+    session.start();
+    return session;
+  }
+
+  /** Pushes without a view; see Session#push. */
+  push(contract, id, events, options = {}) {
+    return this.outbox.push(contract, id, events, options);
+  }
+
+  /** Ends every view and socket; pending pushes stay in the outbox for the next client. */
+  close() {
+    if (this.ending) return;
+    this.ending = true;
+    if (!this.controller.signal.aborted) this.controller.abort(new A2Error("CLOSED", "the client was closed"));
+    this.unlink();
+    for (const session of [...this.sessions]) session.close();
+    for (const line of [...this.sockets.values()]) line.close();
+    this.outbox.close();
+    this.sockets.clear();
+    if (this.onPageHide) globalThis.removeEventListener("pagehide", this.onPageHide);
+  }
+
+  url(contract, session, rest = "") {
+    return this.baseUrl + "/" + encodeURIComponent(contract) + (session === undefined ? "" : "/sessions/" + encodeURIComponent(session)) + rest;
+  }
+
+  async requestHeaders(extra) {
+    const given = typeof this.headers === "function" ? await this.headers() : this.headers;
+    const headers = Object.assign({ Accept: "application/json" }, given, extra);
+    const token = this.csrf && this.csrf();
+    if (token && !headers["X-XSRF-TOKEN"]) headers["X-XSRF-TOKEN"] = token;
+    return headers;
+  }
+
+  /** One JSON call; A2Error on a failure, with code NETWORK when no answer came. */
+  async call(method, url, body, { signal, keepalive } = {}) {
+    const headers = await this.requestHeaders(body === undefined ? {} : { "Content-Type": "application/json" });
+    let response;
+    try {
+      response = await this.fetchImpl(url, { method, headers, credentials: this.credentials, signal, keepalive,
+        body: body === undefined ? undefined : JSON.stringify(body) });
+    } catch (e) {
+      if (signal && signal.aborted) throw abortError(signal);
+      throw networkError(e);
+    }
+    if (!response.ok) throw await errorOf(response);
+    try {
+      return await response.json();
+    } catch (e) {
+      if (signal && signal.aborted) throw abortError(signal);
+      throw networkError(e);  // the answer was cut: the request may have been applied
+    }
+  }
+
+  socket(contract) {
+    let line = this.sockets.get(contract);
+    if (!line) {
+      if (!this.WebSocketImpl) throw new TypeError("no WebSocket here: pass one as the WebSocket option, or use transport 'sse'");
+      line = new SocketLine(this, contract);
+      this.sockets.set(contract, line);
+    }
+    return line;
+  }
+
+  forget(session) {
+    this.sessions.delete(session);
+    const line = this.sockets.get(session.contract);
+    if (line) line.unsubscribe(session);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+
+/** Pending pushes, sent in order per session, each retried whole with the same ids until answered. */
+class Outbox {
+  constructor(client, storage) {
+    this.client = client;
+    this.storage = storage;
+    this.queues = new Map();    // "contract\u0000session" -> entries
+    this.waiters = new Map();   // entry key -> {resolve, reject}
+    this.seq = Date.now() * 1000;
+    this.ready = storage.load().then((entries) => {
+      for (const entry of entries) this.queue(entry);
+    }, () => {}).then(() => this.pumpAll());
+  }
+
+  queue(entry) {
+    const name = entry.contract + "\u0000" + entry.session;
+    let queue = this.queues.get(name);
+    if (!queue) this.queues.set(name, queue = { entries: [], running: false });
+    if (queue.entries.some((e) => e.key === entry.key)) return queue;
+    // in the order they were pushed, also when the stored ones of an earlier page load after a new push
+    let at = queue.entries.length;
+    while (at > (queue.running ? 1 : 0) && queue.entries[at - 1].seq > entry.seq) at--;
+    queue.entries.splice(at, 0, entry);
+    for (const session of this.client.sessions) {
+      if (session.contract === entry.contract && session.id === entry.session) session.addPending(entry);
+    }
+    return queue;
+  }
+
+  /** The entries still waiting for a session (to show them optimistically in a new view). */
+  pendingOf(contract, session) {
+    const queue = this.queues.get(contract + "\u0000" + session);
+    return queue ? queue.entries : [];
+  }
+
+  async push(contract, session, events, { presence, signal } = {}) {
+    if (!Array.isArray(events) || events.length === 0) {
+      throw new A2Error("INVALID_PAYLOAD", "events must be a non-empty array of {type, payload, id?}", { status: 0 });
+    }
+    if (signal && signal.aborted) throw abortError(signal);
+    const entry = {
+      key: newId(),
+      seq: this.seq++,
+      contract,
+      session,
+      events: events.map((e) => ({ id: e.id ?? newId(), type: e.type, payload: e.payload ?? null })),
+      presence: presence ? this.presenceWrite(presence) : undefined,
+    };
+    const answered = new Promise((resolve, reject) => this.waiters.set(entry.key, { resolve, reject }));
+    if (signal) {
+      signal.addEventListener("abort", () => this.settle(entry, null, abortError(signal)), { once: true });
+    }
+    // stored before it is first sent, so a reload finds it; no storage (private mode): memory still retries
+    const { key, seq, contract: c, session: s, events: e, presence: p } = entry;
+    entry.saved = this.storage.put({ key, seq, contract: c, session: s, events: e, presence: p }).catch(() => {});
+    this.pump(this.queue(entry));   // shows it as pending at once
+    return answered;
+  }
+
+  presenceWrite(presence) {
+    if (presence.values) return Object.assign({ participant: this.client.participant ?? undefined }, presence);
+    return { participant: this.client.participant ?? undefined, values: presence };
+  }
+
+  pumpAll() {
+    for (const queue of this.queues.values()) this.pump(queue);
+  }
+
+  async pump(queue) {
+    if (queue.running) return;
+    queue.running = true;
+    try {
+      await this.ready;
+      while (queue.entries.length > 0 && !this.client.closed) {
+        const entry = queue.entries[0];
+        let attempt = 0;
+        while (!entry.done && !this.client.closed) {
+          try {
+            const stored = await this.send(entry);
+            this.settle(entry, stored, null);
+          } catch (error) {
+            if (entry.done || this.client.closed) break;   // closed: it stays stored for the next client
+            if (!(error instanceof A2Error) || !error.retryable) {
+              this.settle(entry, null, error);
+              break;
+            }
+            // not answered: the same batch again, the same ids, so it is stored once
+            await sleep(backoff(attempt++, this.client.backoff), this.client.controller.signal);
+          }
+        }
+        if (this.client.closed && !entry.done) break;
+        queue.entries.shift();
+      }
+    } finally {
+      queue.running = false;
+    }
+  }
+
+  async send(entry) {
+    await entry.saved;
+    const body = { events: entry.events };
+    if (entry.presence) body.presence = entry.presence;
+    entry.controller = new AbortController();
+    const unlink = link(this.client.controller.signal, entry.controller);
+    try {
+      if (this.client.transport === "socket") {
+        return await this.client.socket(entry.contract).push(entry, body, entry.controller.signal);
+      }
+      const answer = await this.client.call("POST", this.client.url(entry.contract, entry.session, "/events"), body,
+        { signal: entry.controller.signal });
+      return answer.events;
+    } finally {
+      unlink();
+    }
+  }
+
+  /** The client closed: who waits is told; what is not answered stays in storage for the next client. */
+  close() {
+    const closed = new A2Error("CLOSED", "the client was closed before the push was answered; it stays in the outbox");
+    for (const waiter of this.waiters.values()) waiter.reject(closed);
+    this.waiters.clear();
+  }
+
+  settle(entry, stored, error) {
+    if (entry.done) return;
+    entry.done = true;
+    if (entry.controller) entry.controller.abort(error || undefined);
+    this.storage.delete(entry.key).catch(() => {});
+    const queue = this.queues.get(entry.contract + "\u0000" + entry.session);
+    if (queue && queue.entries[0] !== entry) queue.entries.splice(queue.entries.indexOf(entry), 1);
+    for (const session of this.client.sessions) {
+      if (session.contract === entry.contract && session.id === entry.session) session.settlePending(entry, error);
+    }
+    const waiter = this.waiters.get(entry.key);
+    this.waiters.delete(entry.key);
+    if (waiter) error ? waiter.reject(error) : waiter.resolve(stored);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * A live view of one session. Read `view` (or `getSnapshot()`), `subscribe(listener)` to changes, or
+ * `on(type, handler)` for "event", "pending", "failed", "presence", "state", "cleared", "status", "error".
+ */
+class Session {
+  constructor(client, contract, id, options) {
+    this.client = client;
+    this.contract = contract;
+    this.id = id;
+    this.reducer = options.state ?? null;
+    this.optimistic = options.optimistic ?? true;
+    this.lastIndex = options.after ?? 0;
+    this.confirmed = [];
+    this.pending = [];
+    this.byId = new Map();
+    this.presence = {};
+    this.state = null;
+    this.status = "connecting";
+    this.error = null;
+    this.handlers = new Map();
+    this.listeners = new Set();
+    this.controller = new AbortController();
+    this.unlink = link(options.signal, this.controller);
+    this.controller.signal.addEventListener("abort", () => this.close(), { once: true });
+    this.kept = {};             // presence fields kept alive
+    this.keepTimer = null;
+    this.stateReads = null;
+    this.snapshot = null;
+    this.subscribe = this.subscribe.bind(this);
+    this.getSnapshot = this.getSnapshot.bind(this);
+  }
+
+  start() {
+    if (this.optimistic) for (const entry of this.client.outbox.pendingOf(this.contract, this.id)) this.addPending(entry, true);
+    if (this.client.transport === "socket") this.client.socket(this.contract).subscribe(this);
+    else this.runStream();
+    this.changed();
+  }
+
+  get closed() {
+    return this.controller.signal.aborted;
+  }
+
+  // --- reading
+
+  /** Confirmed events (after the latest clear) in index order, then optimistic ones not yet stored. */
+  get events() {
+    return this.getSnapshot().events;
+  }
+
+  /** An immutable view, the same object until something changes (for useSyncExternalStore). */
+  getSnapshot() {
+    if (!this.snapshot) {
+      this.snapshot = Object.freeze({
+        events: this.pending.length ? this.confirmed.concat(this.pending.map((p) => p.event)) : this.confirmed,
+        pending: this.pending.map((p) => p.event),
+        presence: this.presence,
+        state: this.state,
+        status: this.status,
+        error: this.error,
+        lastIndex: this.lastIndex,
+      });
+    }
+    return this.snapshot;
+  }
+
+  get view() {
+    return this.getSnapshot();
+  }
+
+  /** The event that caused `event` (its consumer's trigger), when it is in the view. */
+  causeOf(event) {
+    if (!event || !event.cause) return null;
+    const index = event.cause.index;
+    return this.confirmed.find((e) => e.index === index) ?? null;
+  }
+
+  /** Calls `listener()` after every change; answers the function that stops it. */
+  subscribe(listener) {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  on(type, handler) {
+    let set = this.handlers.get(type);
+    if (!set) this.handlers.set(type, set = new Set());
+    set.add(handler);
+    return () => set.delete(handler);
+  }
+
+  emit(type, ...args) {
+    const set = this.handlers.get(type);
+    if (set) for (const handler of [...set]) {
+      try {
+        handler(...args);
+      } catch (e) {
+        setTimeout(() => { throw e; });
+      }
+    }
+  }
+
+  changed() {
+    this.snapshot = null;
+    for (const listener of [...this.listeners]) listener();
+  }
+
+  setStatus(status, error = null) {
+    if (this.status === status && (this.error === error || status === "reconnecting")) return;
+    this.status = status;
+    this.error = error;
+    this.emit("status", status, error);
+    if (error) this.emit("error", error);
+    this.changed();
+  }
+
+  // --- what the stream delivers
+
+  receiveEvents(events) {
+    const fresh = [];
+    for (const event of events) {
+      if (event.index <= this.lastIndex) continue;   // a repeat never shows twice
+      this.lastIndex = event.index;
+      fresh.push(event);
+    }
+    if (fresh.length === 0) return;
+    const reconciled = new Set();
+    for (const event of fresh) {
+      const index = this.pending.findIndex((p) => p.event.id === event.id);
+      if (index >= 0) {
+        reconciled.add(event.id);
+        this.pending.splice(index, 1);
+      }
+    }
+    this.confirmed = this.confirmed.concat(fresh);
+    for (const event of fresh) this.emit("event", event, { wasPending: reconciled.has(event.id) });
+    this.emit("events", fresh);
+    if (this.reducer && this.client.transport === "socket") this.readState();
+    this.changed();
+  }
+
+  receiveCleared(index) {
+    if (index <= this.lastIndex) return;   // a marker already seen
+    this.lastIndex = index;
+    this.confirmed = [];
+    this.emit("cleared", index);
+    if (this.reducer && this.client.transport === "socket") this.readState();
+    this.changed();
+  }
+
+  receivePresence(data) {
+    if (data.snapshot) {
+      this.presence = {};
+      for (const [participant, fields] of Object.entries(data.snapshot.participants || {})) {
+        this.presence[participant] = Object.assign({}, fields);
+      }
+    }
+    if (data.patches && data.patches.length) {
+      const next = Object.assign({}, this.presence);
+      for (const patch of data.patches) {
+        const fields = Object.assign({}, next[patch.participant]);
+        if (patch.value === null || patch.value === undefined) delete fields[patch.field];
+        else fields[patch.field] = { value: patch.value, at: patch.at };
+        if (Object.keys(fields).length === 0) delete next[patch.participant];
+        else next[patch.participant] = fields;
+      }
+      this.presence = next;
+    }
+    this.emit("presence", this.presence, data);
+    this.changed();
+  }
+
+  receiveState(data) {
+    this.state = data;
+    this.emit("state", data);
+    this.changed();
+  }
+
+  /** Over the socket there are no state frames: the state is read after each batch, one read at a time. */
+  readState() {
+    if (this.stateReads) {
+      this.stateReads.again = true;
+      return;
+    }
+    this.stateReads = { again: false };
+    const url = this.client.url(this.contract, this.id, "/state/" + encodeURIComponent(this.reducer));
+    this.client.call("GET", url, undefined, { signal: this.controller.signal })
+      .then((state) => { if (!this.closed) this.receiveState(state); }, () => {})
+      .finally(() => {
+        const again = this.stateReads && this.stateReads.again;
+        this.stateReads = null;
+        if (again && !this.closed) this.readState();
+      });
+  }
+
+  // --- the SSE stream: fetch, so a 401 or 403 is seen (EventSource hides the status)
+
+  async runStream() {
+    let attempt = 0;
+    while (!this.closed) {
+      const controller = new AbortController();
+      const unlink = link(this.controller.signal, controller);
+      let error = null;
+      try {
+        let query = "?after=" + this.lastIndex;
+        if (this.reducer) query += "&state=" + encodeURIComponent(this.reducer);
+        const response = await this.client.fetchImpl(this.client.url(this.contract, this.id, "/stream" + query), {
+          headers: await this.client.requestHeaders({ Accept: "text/event-stream" }),
+          credentials: this.client.credentials,
+          cache: "no-store",
+          signal: controller.signal,
+        });
+        if (!response.ok) {
+          error = await errorOf(response);
+        } else {
+          attempt = 0;
+          this.setStatus("live");
+          await this.readSse(response.body, controller);
+          error = networkError(new Error("the stream ended"));
+        }
+      } catch (e) {
+        error = (e instanceof A2Error) ? e : networkError(e);
+      } finally {
+        unlink();
+        controller.abort();
+      }
+      if (this.closed) break;
+      if (!error.retryable) {
+        // 401, 403, 404, 400: reconnecting would not help; the page decides (log in, then reconnect())
+        this.setStatus("error", error);
+        return;
+      }
+      this.setStatus("reconnecting", error);
+      await sleep(backoff(attempt++, this.client.backoff), this.controller.signal);
+    }
+  }
+
+  async readSse(body, controller) {
+    const reader = body.getReader();
+    const decoder = new TextDecoder();
+    let buffer = "";
+    let event = "message";
+    let data = [];
+    let idle = null;
+    const watch = () => {
+      clearTimeout(idle);
+      idle = setTimeout(() => controller.abort(new Error("no ping within " + this.client.idleTimeout + " ms")), this.client.idleTimeout);
+    };
+    watch();
+    try {
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) return;
+        watch();
+        buffer += decoder.decode(value, { stream: true });
+        let newline;
+        while ((newline = buffer.search(/\r\n|\r|\n/)) >= 0) {
+          if (buffer[newline] === "\r" && newline === buffer.length - 1) break;   // maybe half of \r\n
+          const line = buffer.slice(0, newline);
+          buffer = buffer.slice(newline + (buffer.startsWith("\r\n", newline) ? 2 : 1));
+          if (line === "") {
+            if (data.length) this.dispatchSse(event, data.join("\n"));
+            event = "message";
+            data = [];
+          } else if (!line.startsWith(":")) {
+            const colon = line.indexOf(":");
+            const field = colon < 0 ? line : line.slice(0, colon);
+            let text = colon < 0 ? "" : line.slice(colon + 1);
+            if (text.startsWith(" ")) text = text.slice(1);
+            if (field === "event") event = text;
+            else if (field === "data") data.push(text);
+          }
+        }
+      }
+    } finally {
+      clearTimeout(idle);
+      reader.cancel().catch(() => {});
+    }
+  }
+
+  dispatchSse(type, text) {
+    const data = JSON.parse(text);
+    if (type === "events") this.receiveEvents(data.events);
+    else if (type === "presence") this.receivePresence(data);
+    else if (type === "state") this.receiveState(data);
+    else if (type === "cleared") this.receiveCleared(data.index);
+  }
+
+  /** After an error status (a new login, say): connect again. */
+  reconnect() {
+    if (this.closed || this.status !== "error") return;
+    this.setStatus("connecting");
+    if (this.client.transport === "socket") this.client.socket(this.contract).subscribe(this);
+    else this.runStream();
+  }
+
+  // --- pushing
+
+  /**
+   * Pushes a batch: ids are generated where absent; the batch is shown at once as pending (optimistic),
+   * kept in the outbox and sent again whole with the same ids until the server answers, so it is stored
+   * once. Answers the stored events ({index, id} at least); rejects with an A2Error the server gave.
+   */
+  push(events, options = {}) {
+    const values = options.presence && (options.presence.values ?? options.presence);
+    // a field the push writes (typing: false as the message goes) is no longer kept alive at its old value
+    if (values && !options.presence.participant) {
+      for (const [field, value] of Object.entries(values)) {
+        if (!(field in this.kept)) continue;
+        if (value === null || value === false) delete this.kept[field];
+        else this.kept[field] = value;
+      }
+      this.keepAlive();
+    }
+    return this.client.outbox.push(this.contract, this.id, events, options);
+  }
+
+  addPending(entry, quiet = false) {
+    if (!this.optimistic || this.pending.some((p) => p.entry === entry)) return;
+    const added = [];
+    for (const e of entry.events) {
+      if (this.confirmed.some((c) => c.id === e.id)) continue;
+      const event = Object.freeze({ index: null, id: e.id, type: e.type, payload: e.payload, createdAt: null, cause: null, pending: true });
+      this.pending.push({ entry, event });
+      added.push(event);
+    }
+    if (added.length) {
+      this.emit("pending", added);
+      if (!quiet) this.changed();
+    }
+  }
+
+  settlePending(entry, error) {
+    if (!error) return;   // stored: the stream brings the events, which replace the pending ones
+    const withdrawn = this.pending.filter((p) => p.entry === entry).map((p) => p.event);
+    this.pending = this.pending.filter((p) => p.entry !== entry);
+    this.emit("failed", { events: withdrawn, error });
+    this.changed();
+  }
+
+  // --- presence
+
+  /**
+   * Writes presence fields for the client's participant. Fields with a value are written again
+   * before the server's TTL runs out while the view is open; `null` removes a field.
+   */
+  async setPresence(values, { keepAlive = true, signal } = {}) {
+    for (const [field, value] of Object.entries(values)) {
+      if (value === null || !keepAlive) delete this.kept[field];
+      else this.kept[field] = value;
+    }
+    this.keepAlive();
+    return this.writePresence(values, signal);
+  }
+
+  writePresence(values, signal, keepalive = false) {
+    const body = { values };
+    if (this.client.participant) body.participant = this.client.participant;
+    if (this.client.transport === "socket" && !keepalive) {
+      const line = this.client.socket(this.contract);
+      if (line.send({ type: "presence", session: this.id, ...body })) return Promise.resolve();
+    }
+    return this.client.call("PUT", this.client.url(this.contract, this.id, "/presence"), body,
+      { signal: signal ?? this.controller.signal, keepalive });
+  }
+
+  keepAlive() {
+    clearInterval(this.keepTimer);
+    this.keepTimer = null;
+    if (Object.keys(this.kept).length === 0 || this.closed) return;
+    this.keepTimer = setInterval(() => {
+      this.writePresence(Object.assign({}, this.kept)).catch((e) => this.emit("error", e));
+    }, Math.max(250, this.client.presenceTtl / 3));
+  }
+
+  /** Removes the fields this view kept alive (when it closes, or the page goes). */
+  presenceGoodbye() {
+    const fields = Object.keys(this.kept);
+    clearInterval(this.keepTimer);
+    this.keepTimer = null;
+    this.kept = {};
+    if (fields.length === 0) return;
+    const values = Object.fromEntries(fields.map((f) => [f, null]));
+    // keepalive: a browser still sends it while the page unloads
+    this.writePresence(values, new AbortController().signal, true).catch(() => {});
+  }
+
+  /** Stops the view: its stream or subscription ends, kept presence fields are removed. */
+  close() {
+    if (this.ending) return;
+    this.ending = true;
+    this.presenceGoodbye();
+    if (!this.controller.signal.aborted) this.controller.abort(new A2Error("CLOSED", "the view was closed"));
+    this.unlink();
+    this.client.forget(this);
+    this.setStatus("closed");
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+
+/** One WebSocket for every view of a contract: subscribes, resubscribes after the last index, pushes with refs. */
+class SocketLine {
+  constructor(client, contract) {
+    this.client = client;
+    this.contract = contract;
+    this.views = new Map();      // session id -> Session
+    this.acks = new Map();       // ref -> {resolve, reject}
+    this.socket = null;
+    this.open = false;
+    this.attempt = 0;
+    this.refs = 0;
+    this.opened = null;
+    this.fatal = null;
+    this.connect();
+  }
+
+  url() {
+    const http = this.client.url(this.contract, undefined, "/socket");
+    const absolute = new URL(http, globalThis.location ? globalThis.location.href : undefined);
+    absolute.protocol = absolute.protocol === "https:" ? "wss:" : "ws:";
+    return absolute.href;
+  }
+
+  connect() {
+    if (this.client.closed) return;
+    let resolveOpened;
+    this.opened = new Promise((resolve) => { resolveOpened = resolve; });
+    this.resolveOpened = resolveOpened;
+    const socket = new this.client.WebSocketImpl(this.url());
+    this.socket = socket;
+    let wasOpen = false;
+    const watch = () => {
+      clearTimeout(this.idle);
+      // the server pings an idle socket: silence this long means the connection is gone
+      this.idle = setTimeout(() => lost(), this.client.idleTimeout);
+    };
+    const lost = () => {
+      if (this.socket !== socket) return;
+      clearTimeout(this.idle);
+      this.socket = null;
+      this.open = false;
+      resolveOpened(false);
+      this.opened = Promise.resolve(false);   // a push until the next socket opens fails, and is retried
+      try {
+        socket.close();
+      } catch {
+        // already closing
+      }
+      const error = networkError(new Error("the socket closed"));
+      for (const ack of this.acks.values()) ack.reject(error);   // not answered: the outbox sends again
+      this.acks.clear();
+      if (this.client.closed) return;
+      for (const view of this.views.values()) if (view.status !== "error") view.setStatus("reconnecting", error);
+      this.reconnect(wasOpen);
+    };
+    socket.onopen = () => {
+      if (this.socket !== socket) return;
+      wasOpen = true;
+      this.open = true;
+      this.attempt = 0;
+      watch();
+      resolveOpened(true);
+      for (const view of this.views.values()) this.sendSubscribe(view);
+    };
+    socket.onmessage = (message) => {
+      if (this.socket !== socket) return;
+      watch();
+      this.receive(JSON.parse(message.data));
+    };
+    socket.onclose = () => lost();
+    // some implementations (Node 20's) report a refused connection with an error and no close
+    socket.onerror = () => lost();
+  }
+
+  async reconnect(wasOpen) {
+    this.reconnecting = true;
+    try {
+      await this.retry(wasOpen);
+    } finally {
+      this.reconnecting = false;
+    }
+  }
+
+  async retry(wasOpen) {
+    if (!wasOpen) {
+      // the handshake failed: a browser hides its status, so ask over HTTP whether it was a 401 or 403
+      const view = this.views.values().next().value;
+      if (view) {
+        try {
+          await this.client.call("GET", this.client.url(this.contract, view.id, "/events?limit=1"), undefined,
+            { signal: this.client.controller.signal });
+        } catch (e) {
+          if (e instanceof A2Error && !e.retryable) {
+            for (const v of this.views.values()) v.setStatus("error", e);
+            this.views.clear();
+            this.client.sockets.delete(this.contract);
+            return;
+          }
+        }
+      }
+    }
+    await sleep(backoff(this.attempt++, this.client.backoff), this.client.controller.signal);
+    if (this.client.closed) return;
+    if (this.views.size === 0) {
+      this.client.sockets.delete(this.contract);
+      return;
+    }
+    this.connect();
+  }
+
+  send(frame) {
+    if (!this.open) return false;
+    this.socket.send(JSON.stringify(frame));
+    return true;
+  }
+
+  subscribe(view) {
+    this.views.set(view.id, view);
+    if (this.open) this.sendSubscribe(view);
+    else if (!this.socket && !this.reconnecting) this.connect();
+    // else: connecting, and onopen subscribes every view
+  }
+
+  sendSubscribe(view) {
+    view.subscribed = false;
+    this.send({ type: "subscribe", session: view.id, after: view.lastIndex });
+  }
+
+  unsubscribe(view) {
+    if (this.views.get(view.id) !== view) return;
+    this.views.delete(view.id);
+    this.send({ type: "unsubscribe", session: view.id });
+    if (this.views.size === 0 && this.acks.size === 0) this.close();
+  }
+
+  async push(entry, body, signal) {
+    if (!this.socket && !this.reconnecting) this.connect();
+    if (!this.open && !(await this.opened)) throw networkError(new Error("the socket is not open"));
+    if (signal.aborted) throw abortError(signal);
+    const ref = entry.key + "." + (++this.refs);
+    const answered = new Promise((resolve, reject) => {
+      this.acks.set(ref, { resolve, reject });
+      signal.addEventListener("abort", () => {
+        this.acks.delete(ref);
+        reject(abortError(signal));
+      }, { once: true });
+    });
+    if (!this.send({ type: "push", ref, session: entry.session, ...body })) {
+      this.acks.delete(ref);
+      throw networkError(new Error("the socket is not open"));
+    }
+    return answered;
+  }
+
+  receive(frame) {
+    const view = frame.session !== undefined ? this.views.get(frame.session) : undefined;
+    switch (frame.type) {
+      case "subscribed":
+        if (view) {
+          view.subscribed = true;
+          view.setStatus("live");
+          if (view.reducer) view.readState();
+        }
+        break;
+      case "events":
+        if (view) view.receiveEvents(frame.events);
+        break;
+      case "presence":
+        if (view) view.receivePresence(frame);
+        break;
+      case "cleared":
+        if (view) view.receiveCleared(frame.index);
+        break;
+      case "ack": {
+        const ack = this.acks.get(frame.ref);
+        this.acks.delete(frame.ref);
+        if (ack) ack.resolve(frame.events);
+        break;
+      }
+      case "error": {
+        const error = new A2Error(frame.error.code, frame.error.message, { status: statusOf(frame.error.code) });
+        const ack = frame.ref !== undefined ? this.acks.get(frame.ref) : undefined;
+        if (ack) {
+          this.acks.delete(frame.ref);
+          ack.reject(error);
+        } else if (view && !view.subscribed) {
+          // the subscription was refused (403, 404…): this view stops; others go on
+          this.views.delete(view.id);
+          view.setStatus("error", error);
+        } else if (view) {
+          view.emit("error", error);
+        }
+        break;
+      }
+      // "ping" (the server's keep-alive), "pong", "unsubscribed": nothing to do beyond the idle watch
+    }
+  }
+
+  close() {
+    this.open = false;
+    clearTimeout(this.idle);
+    if (this.resolveOpened) this.resolveOpened(false);
+    if (this.client.sockets.get(this.contract) === this) this.client.sockets.delete(this.contract);
+    if (this.socket) {
+      const socket = this.socket;
+      this.socket = null;
+      socket.onclose = null;
+      socket.onmessage = null;
+      try {
+        socket.close(1000);
+      } catch {
+        // closing a socket still connecting throws in some implementations
+      }
+      for (const ack of this.acks.values()) ack.reject(networkError(new Error("the socket closed")));
+      this.acks.clear();
+    }
+  }
+}
+
+function statusOf(code) {
+  return { INVALID_PAYLOAD: 400, UNKNOWN_CONTRACT: 404, UNKNOWN_REDUCER: 404, CONFLICT: 409, CONSUMER_DEAD_LETTERED: 409,
+    PAYLOAD_TOO_LARGE: 413, UNAUTHORIZED: 401, FORBIDDEN: 403, STORE_UNAVAILABLE: 503, INTERNAL: 500 }[code] ?? 0;
+}

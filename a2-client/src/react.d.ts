@@ -1,0 +1,16 @@
+import type { ContractShape, Presence, Session, SessionView } from "./client.js";
+
+/** The part of React the bindings use (React 18 or later). */
+export interface ReactLike {
+  useSyncExternalStore<T>(subscribe: (listener: () => void) => () => void, getSnapshot: () => T, getServerSnapshot?: () => T): T;
+  useEffect(effect: () => void | (() => void), deps?: readonly unknown[]): void;
+}
+
+export interface A2Hooks {
+  /** The session's view; the component re-renders on every change. */
+  useSession<C extends ContractShape, S>(session: Session<C, S>): SessionView<C, S>;
+  /** The participants; with `mine`, those fields are written (kept alive) while the component is mounted. */
+  usePresence<C extends ContractShape>(session: Session<C, any>, mine?: Record<string, unknown>): Presence<NonNullable<C["presence"]>>;
+}
+
+export function bindReact(React: ReactLike): A2Hooks;

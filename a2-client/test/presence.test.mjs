@@ -1,0 +1,63 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { client, NO_SERVER, PRESENCE_TTL, SERVER, sessionId, until } from "./support.mjs";
+
+const SHORT_TTL = PRESENCE_TTL > 10000 ? "the server's presence TTL is over 10 s (A2_PRESENCE_TTL_MS): run with a2.presence.ttl=3s" : false;
+
+/** Collects the presence patches a watcher sees for one participant. */
+function watch(room, participant) {
+  const patches = [];
+  room.on("presence", (presence, update) => {
+    for (const patch of update.patches || []) if (patch.participant === participant) patches.push(patch);
+  });
+  return patches;
+}
+
+test("presence is kept alive past the server's TTL while the view is open, and removed when it closes", { skip: NO_SERVER || SHORT_TTL }, async (t) => {
+  const id = sessionId("presence");
+  const watcher = client(t, { participant: "watcher" }).session("chat", id);
+  await until(watcher, (v) => v.status === "live");
+  const patches = watch(watcher, "ann");
+
+  const page = client(t, { participant: "ann" }).session("chat", id);
+  await page.setPresence({ online: true });
+  await until(watcher, (v) => v.presence.ann && v.presence.ann.online, "ann online");
+  // a write every third of the TTL: wait until the writes span three TTLs; none may have expired
+  await until(watcher, () => {
+    const online = patches.filter((p) => p.field === "online");
+    return online.length >= 2 && Date.parse(online[online.length - 1].at) - Date.parse(online[0].at) >= 3 * PRESENCE_TTL;
+  }, "keep-alive writes spanning three TTLs");
+  assert.deepEqual(patches.filter((p) => p.value === null), [], "no expiry while the page is open");
+  assert.equal(watcher.getSnapshot().presence.ann.online.value, true);
+
+  page.close();
+  await until(watcher, (v) => !v.presence.ann, "ann gone");
+  assert.equal(patches[patches.length - 1].value, null);
+});
+
+test("presence expires when the page goes without a word (the process is killed)", { skip: NO_SERVER || SHORT_TTL }, async (t) => {
+  const id = sessionId("killed");
+  const watcher = client(t, { participant: "watcher" }).session("chat", id);
+  await until(watcher, (v) => v.status === "live");
+  const patches = watch(watcher, "bob");
+
+  const script = `
+    import { createClient } from ${JSON.stringify(new URL("../src/client.js", import.meta.url).href)};
+    const a2 = createClient({ baseUrl: ${JSON.stringify(SERVER + "/a2")}, participant: "bob", presenceTtl: ${PRESENCE_TTL} });
+    await a2.session("chat", ${JSON.stringify(id)}).setPresence({ online: true, typing: true });
+    console.log("written");`;
+  const page = spawn(process.execPath, ["--input-type=module", "-e", script], { stdio: ["ignore", "pipe", "inherit"] });
+  t.after(() => page.kill("SIGKILL"));
+  await until(watcher, (v) => v.presence.bob && v.presence.bob.online && v.presence.bob.typing, "bob online and typing");
+  // the page is alive past a TTL: its keep-alive holds it
+  await until(watcher, () => {
+    const online = patches.filter((p) => p.field === "online");
+    return online.length >= 2 && Date.parse(online[online.length - 1].at) - Date.parse(online[0].at) >= PRESENCE_TTL;
+  }, "keep-alive writes spanning a TTL");
+  const killedAt = Date.now();
+  page.kill("SIGKILL");
+  await until(watcher, (v) => !v.presence.bob, "bob to expire");
+  assert.ok(Date.now() - killedAt >= PRESENCE_TTL / 3, "gone by expiry, not by a goodbye");
+  assert.deepEqual(patches.filter((p) => p.value === null).map((p) => p.field).sort(), ["online", "typing"]);
+});

@@ -1,0 +1,141 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import http from "node:http";
+import { A2Error, createClient, MemoryOutbox } from "../src/client.js";
+import { client, eventually, history, messages, sent, message, NO_SERVER, NO_WEBSOCKET, proxy, sessionId, until } from "./support.mjs";
+
+test("a push whose answer is lost is sent again with the same ids and stored once", { skip: NO_SERVER }, async (t) => {
+  const cutter = await proxy(t);
+  const a2 = client(t, { baseUrl: cutter.url + "/a2" });
+  const id = sessionId("lost-answer");
+  cutter.cutAnswerOf(/^POST [^ ]*\/events /);
+  const stored = await a2.push("chat", id, [message("once"), message("only once")]);
+
+  assert.deepEqual(cutter.cut, ["HTTP/1.1 200 OK"], "the server answered the first push, and the client never saw it");
+  assert.deepEqual(stored.map((e) => e.index), [1, 2]);
+  const events = await messages("chat", id);
+  assert.deepEqual(events.map((e) => [e.index, e.id, e.payload.text]),
+    [[1, stored[0].id, "once"], [2, stored[1].id, "only once"]]);
+});
+
+test("a push over the socket whose ack is lost is sent again when the socket is back, and stored once", { skip: NO_SERVER || NO_WEBSOCKET }, async (t) => {
+  const cutter = await proxy(t);
+  const a2 = client(t, { baseUrl: cutter.url + "/a2", transport: "socket" });
+  const id = sessionId("lost-ack");
+  const room = a2.session("chat", id);
+  await until(room, (v) => v.status === "live");
+  cutter.cutAnswerOf();   // the next frame the client sends is the push; what answers it is cut
+  const stored = await room.push([message("through the socket")]);
+
+  assert.equal(cutter.cut.length, 1);
+  assert.deepEqual(stored.map((e) => e.index), [1]);
+  await until(room, (v) => sent(v).length === 1 && v.status === "live" && !v.pending.length);
+  assert.deepEqual((await messages("chat", id)).map((e) => e.id), [stored[0].id]);
+});
+
+test("a push not answered before the page went is sent by the next page from the outbox, stored once", { skip: NO_SERVER }, async (t) => {
+  const cutter = await proxy(t);
+  const storage = new MemoryOutbox();
+  const id = sessionId("reload");
+  const first = createClient({ baseUrl: cutter.url + "/a2", outbox: storage, backoff: { initial: 60000, max: 60000 } });
+  cutter.cutAnswerOf(/^POST [^ ]*\/events /);
+  const lost = first.push("chat", id, [message("sent before the reload")]);
+  lost.catch(() => {});
+  // the server stored it, the answer was cut; the page goes before its retry
+  await eventually(() => cutter.cut.length === 1, "the cut");
+  first.close();
+  assert.equal((await storage.load()).length, 1, "the push waits in the outbox");
+
+  const second = client(t, { outbox: storage });
+  const room = second.session("chat", id);
+  const view = await until(room, (v) => sent(v).length === 1 && !v.pending.length && v, "the outbox sent");
+  assert.equal(sent(view)[0].payload.text, "sent before the reload");
+  await eventually(() => storage.entries.size === 0, "the outbox emptied");
+  assert.equal((await messages("chat", id)).length, 1);
+});
+
+test("pushed events show at once as pending and are replaced by the stored ones", { skip: NO_SERVER }, async (t) => {
+  const a2 = client(t);
+  const room = a2.session("chat", sessionId("optimistic"));
+  await until(room, (v) => v.status === "live");
+  const reconciled = [];
+  room.on("event", (event, { wasPending }) => reconciled.push(wasPending));
+  const answer = room.push([message("hello"), { id: "my-own-id", ...message("mine") }]);
+  const pending = room.getSnapshot().pending;
+  assert.deepEqual(pending.map((e) => [e.index, e.payload.text, e.pending]), [[null, "hello", true], [null, "mine", true]]);
+  assert.equal(pending[1].id, "my-own-id");
+  const stored = await answer;
+  const view = await until(room, (v) => v.pending.length === 0 && sent(v).length === 2 && v);
+  assert.deepEqual(sent(view).map((e) => e.id), [pending[0].id, "my-own-id"]);
+  assert.deepEqual(stored.map((e) => e.id), [pending[0].id, "my-own-id"]);
+  assert.deepEqual(reconciled.slice(0, 2), [true, true]);
+});
+
+test("a rejected push rejects with the server's code, withdraws its pending events, and stores nothing", { skip: NO_SERVER }, async (t) => {
+  const a2 = client(t);
+  const id = sessionId("rejected");
+  const room = a2.session("chat", id);
+  const failed = new Promise((resolve) => room.on("failed", resolve));
+  await assert.rejects(room.push([message("fine"), { type: "message.sent", payload: { text: "", author: "ann", thread: "ann" } }]),
+    (error) => error instanceof A2Error && error.code === "INVALID_PAYLOAD" && error.status === 400
+      && /events\[1\]\.payload\.text/.test(error.message));
+  const { events, error } = await failed;
+  assert.equal(events.length, 2);
+  assert.equal(error.code, "INVALID_PAYLOAD");
+  assert.equal(room.getSnapshot().pending.length, 0);
+  await assert.rejects(a2.push("no-such-contract", id, [message("x")]), { code: "UNKNOWN_CONTRACT", status: 404 });
+  assert.deepEqual(await history("chat", id), []);
+});
+
+test("an aborted push stops retrying and rejects", { skip: NO_SERVER }, async (t) => {
+  const a2 = client(t, { baseUrl: "http://127.0.0.1:9/a2" });   // nothing listens: every attempt fails
+  const controller = new AbortController();
+  const pushed = a2.push("chat", sessionId("aborted"), [message("never")], { signal: controller.signal });
+  controller.abort();
+  await assert.rejects(pushed, (error) => error.name === "AbortError" || error.code === "ABORTED");
+});
+
+test("a 401 on the stream is an error the page can act on, and pushes carry Spring Security's CSRF token", async (t) => {
+  // a server that wants a login: what a Spring Security application answers once the session is gone
+  const seen = [];
+  const server = http.createServer((request, response) => {
+    seen.push({ method: request.method, url: request.url, csrf: request.headers["x-xsrf-token"] });
+    response.writeHead(401, { "Content-Type": "application/json" });
+    response.end(JSON.stringify({ error: { code: "UNAUTHORIZED", message: "log in first" } }));
+  });
+  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
+  t.after(() => server.close());
+  const base = "http://127.0.0.1:" + server.address().port + "/a2";
+  const a2 = createClient({ baseUrl: base, csrf: () => "token-from-the-cookie" });
+  t.after(() => a2.close());
+
+  const room = a2.session("chat", "lobby");
+  const view = await until(room, (v) => v.status === "error" && v);
+  assert.equal(view.error.code, "UNAUTHORIZED");
+  assert.equal(view.error.status, 401);
+  await assert.rejects(room.push([message("hi")]), { code: "UNAUTHORIZED" });
+  assert.equal(seen.filter((r) => r.url.endsWith("/stream?after=0")).length, 1, "no reconnect loop after a 401");
+  assert.equal(seen.find((r) => r.method === "POST").csrf, "token-from-the-cookie");
+
+  // the page logs in again, then asks the view to reconnect
+  room.reconnect();
+  await until(room, () => seen.filter((r) => r.url.endsWith("/stream?after=0")).length === 2);
+});
+
+test("the CSRF token is read from the XSRF-TOKEN cookie", async (t) => {
+  const seen = [];
+  const server = http.createServer((request, response) => {
+    seen.push(request.headers["x-xsrf-token"]);
+    response.writeHead(403, { "Content-Type": "application/json" });
+    response.end(JSON.stringify({ error: { code: "FORBIDDEN", message: "no" } }));
+  });
+  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
+  t.after(() => server.close());
+  globalThis.document = { cookie: "JSESSIONID=x; XSRF-TOKEN=abc%3D%3D; other=1" };
+  t.after(() => delete globalThis.document);
+  const a2 = createClient({ baseUrl: "http://127.0.0.1:" + server.address().port + "/a2" });
+  t.after(() => a2.close());
+  await assert.rejects(a2.push("chat", "lobby", [message("hi")]), { code: "FORBIDDEN", status: 403 });
+  assert.deepEqual(seen, ["abc=="]);
+});
+

@@ -1,0 +1,54 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { bindReact } from "../src/react.js";
+import { client, message, NO_SERVER, sent, sessionId, until } from "./support.mjs";
+
+/**
+ * The part of React the bindings use, as React runs it: useSyncExternalStore subscribes, reads the
+ * snapshot twice per render and throws when two reads of an unchanged store differ (React's
+ * "getSnapshot should be cached" error, which loops a real page).
+ */
+function fakeReact() {
+  const effects = [];
+  const renders = [];
+  const React = {
+    useSyncExternalStore(subscribe, getSnapshot) {
+      const first = getSnapshot();
+      if (first !== getSnapshot()) throw new Error("The result of getSnapshot should be cached to avoid an infinite loop");
+      if (!React.subscribed) React.subscribed = subscribe(() => renders.push(getSnapshot()));
+      return first;
+    },
+    useEffect(effect) {
+      effects.push(effect());
+    },
+  };
+  return { React, effects, renders };
+}
+
+test("useSession answers the view and re-renders on every change", { skip: NO_SERVER }, async (t) => {
+  const { React, renders } = fakeReact();
+  const { useSession } = bindReact(React);
+  const room = client(t).session("chat", sessionId("react"));
+  const first = useSession(room);
+  assert.equal(first.status, "connecting");
+  await room.push([message("hooked")]);
+  await until(room, (v) => sent(v).length === 1 && !v.pending.length);
+  assert.ok(renders.some((view) => view.pending.length === 1), "rendered the pending message");
+  assert.equal(sent(renders[renders.length - 1])[0].payload.text, "hooked");
+});
+
+test("usePresence writes the component's fields while mounted and removes them when unmounted", { skip: NO_SERVER }, async (t) => {
+  const { React, effects } = fakeReact();
+  const { usePresence } = bindReact(React);
+  const id = sessionId("react-presence");
+  const watcher = client(t, { participant: "watcher" }).session("chat", id);
+  const page = client(t, { participant: "carol" }).session("chat", id);
+  usePresence(page, { online: true });
+  await until(watcher, (v) => v.presence.carol && v.presence.carol.online);
+  effects[0]();   // unmounted
+  await until(watcher, (v) => !v.presence.carol);
+});
+
+test("bindReact refuses a React without useSyncExternalStore", () => {
+  assert.throws(() => bindReact({}), /React 18/);
+});

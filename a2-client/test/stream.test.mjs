@@ -1,0 +1,86 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { client, history, message, messages, sent, next, NO_SERVER, NO_WEBSOCKET, RESTART, restartServer, sessionId, until } from "./support.mjs";
+
+test("a view shows the history, then live events, in index order", { skip: NO_SERVER }, async (t) => {
+  const a2 = client(t);
+  const id = sessionId("history");
+  await a2.push("chat", id, [message("one"), message("two")]);
+  const room = a2.session("chat", id, { state: "summary" });
+  await until(room, (v) => sent(v).length === 2 && v.status === "live", "the history");
+  await room.push([message("three")]);
+  const view = await until(room, (v) => sent(v).length === 3 && !v.pending.length && v.state && v.state.state.messages === 3 && v);
+  assert.deepEqual(sent(view).map((e) => e.payload.text), ["one", "two", "three"]);
+  assert.deepEqual(view.events.map((e) => e.index), view.events.map((e, i) => i + 1), "every index once, in order");
+});
+
+for (const transport of ["sse", "socket"]) {
+  test("a view resumes after its last index across a server restart, with no gap and no repeat (" + transport + ")",
+    { skip: NO_SERVER || (!RESTART && "A2_RESTART_URL is not set") || (transport === "socket" && NO_WEBSOCKET) }, async (t) => {
+      const a2 = client(t, { transport });
+      const id = sessionId("restart-" + transport);
+      const room = a2.session("chat", id);
+      const seen = [];
+      room.on("event", (event) => seen.push(event.index));
+      await room.push([message("before 1"), message("before 2")]);
+      await until(room, (v) => sent(v).length === 2 && v.status === "live", "the first events");
+
+      const down = next(room, "status", (status) => status === "reconnecting");
+      await restartServer();
+      await down;
+      // pushed by another client while this view reconnects: it must come through the resumed stream
+      const other = client(t);
+      await other.push("chat", id, [message("after 1")]);
+      await room.push([message("after 2")]);
+      await until(room, (v) => sent(v).length === 4 && v.status === "live", "the messages after the restart");
+      // the sample's consumers answer each message too: wait until the view has all the server holds
+      const stored = await history("chat", id);
+      await until(room, (v) => v.lastIndex >= stored[stored.length - 1].index, "the view to reach the head");
+
+      assert.deepEqual(sent(room.getSnapshot()).map((e) => e.payload.text), ["before 1", "before 2", "after 1", "after 2"]);
+      const all = (await history("chat", id)).map((e) => e.index);
+      assert.deepEqual(seen, all.slice(0, seen.length), "every index once, in order, none missing");
+      assert.deepEqual(all, all.map((e, i) => i + 1));
+    });
+}
+
+test("a consumer's events carry their cause, and causeOf finds the message they answer", { skip: NO_SERVER }, async (t) => {
+  const a2 = client(t);
+  const room = a2.session("chat", sessionId("cause"));
+  await room.push([message("@assistant first", "ann"), message("@assistant second", "bob")]);
+  const view = await until(room, (v) => v.events.filter((e) => e.type === "reply.completed").length === 2 && v, "both replies");
+  for (const delta of view.events.filter((e) => e.type === "reply.delta")) {
+    assert.equal(delta.cause.consumer, "assistant");
+    const asked = room.causeOf(delta);
+    assert.equal(asked.index, delta.cause.index);
+    assert.equal(asked.payload.thread, delta.payload.thread);
+  }
+});
+
+test("a cleared session empties the view, and the view goes on after the clear", { skip: NO_SERVER }, async (t) => {
+  const a2 = client(t);
+  const id = sessionId("cleared");
+  const room = a2.session("chat", id, { state: "summary" });
+  await room.push([message("old")]);
+  await until(room, (v) => sent(v).length === 1);
+  const cleared = next(room, "cleared");
+  const response = await fetch(process.env.A2_BASE_URL + "/a2/chat/sessions/" + id, { method: "DELETE" });
+  assert.equal(response.status, 200);
+  const [marker] = await cleared;
+  assert.ok(room.events.every((e) => e.index > marker));
+  await room.push([message("new")]);
+  const view = await until(room, (v) => sent(v).length === 1 && !v.pending.length && v.state && v.state.state.messages === 1 && v);
+  assert.equal(sent(view)[0].payload.text, "new");
+  assert.ok(sent(view)[0].index > marker);
+  assert.equal(view.state.state.messages, 1);
+});
+
+test("a stream refused by the server surfaces its error code and does not reconnect", { skip: NO_SERVER }, async (t) => {
+  const a2 = client(t);
+  const unknown = a2.session("no-such-contract", sessionId("unknown"));
+  const view = await until(unknown, (v) => v.status === "error" && v, "the error");
+  assert.equal(view.error.code, "UNKNOWN_CONTRACT");
+  assert.equal(view.error.status, 404);
+  const reducer = a2.session("chat", sessionId("reducer"), { state: "no-such-reducer" });
+  assert.equal((await until(reducer, (v) => v.error)).code, "UNKNOWN_REDUCER");
+});

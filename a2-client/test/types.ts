@@ -1,0 +1,32 @@
+// The declarations as an editor reads them: compiles with tsc --strict, and each @ts-expect-error is
+// an error the types must catch (npm run check-types; TypeScript is not a dependency).
+import { createClient, A2Error, type StoredEvent } from "../src/client.js";
+import { bindReact } from "../src/react.js";
+type Chat = {
+  events: { "message.sent": { text: string; author: string; thread: string }; "reply.delta": { replyTo: number; text: string } };
+  presence: { online: boolean; typing: boolean };
+  state: { summary: { messages: number; replies: number } };
+};
+const a2 = createClient<{ chat: Chat }>({ participant: "ann" });
+const room = a2.session("chat", "lobby", { state: "summary" });
+const n: number | undefined = room.view.state?.state.messages;
+room.on("event", (e) => {
+  if (e.type === "message.sent") { const t: string = e.payload.text; void t; }
+  if (e.type === "reply.delta") { const r: number = e.payload.replyTo; void r; const c = room.causeOf(e); void c; }
+});
+room.push([{ type: "message.sent", payload: { text: "hi", author: "ann", thread: "ann" } }], { presence: { typing: false } });
+// @ts-expect-error unknown type
+room.push([{ type: "nope", payload: {} }]);
+// @ts-expect-error wrong payload
+room.push([{ type: "message.sent", payload: { text: 1 } }]);
+room.setPresence({ online: true });
+// @ts-expect-error unknown contract
+a2.session("other", "x");
+room.on("status", (s, e) => { if (e) { const code: string = e.code; void code; } });
+const err = new A2Error("FORBIDDEN", "no", { status: 403 });
+void err.retryable; void n;
+declare const React: any;
+const { useSession, usePresence } = bindReact(React);
+const v = useSession(room); const len: number = v.events.length; void len;
+const p = usePresence(room, { online: true }); void p.ann?.online?.value;
+const x: StoredEvent<Chat["events"]> | null = null; void x;
