@@ -53,7 +53,7 @@ test("a consumer's events carry their cause, and causeOf finds the message they 
     assert.equal(delta.cause.consumer, "assistant");
     const asked = room.causeOf(delta);
     assert.equal(asked.index, delta.cause.index);
-    assert.equal(asked.payload.thread, delta.payload.thread);
+    assert.equal(delta.payload.replyTo, asked.index, "the reply answers the message its cause names");
   }
 });
 

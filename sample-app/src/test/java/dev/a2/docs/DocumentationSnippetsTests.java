@@ -16,7 +16,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * The Java the documentation shows is code that compiles, shown verbatim (tabs as four spaces): the
  * README's new application is {@code com.example.shop.ShopApplication} of this module's tests, which
  * {@code ShopApplicationIntegrationTests} runs; the blocks of docs/web.md are the tagged regions of
- * {@link WebPageSnippets}, and the README shows one of them and the sample's {@code DeliveryTests}. The README also names the Spring Boot, Java and A2 versions the build uses.
+ * {@link WebPageSnippets}; the README's consumer test is the sample's {@code DeliveryTests}. The README also names the Spring Boot, Java and A2 versions the build uses.
  */
 class DocumentationSnippetsTests {
 
@@ -47,10 +47,8 @@ class DocumentationSnippetsTests {
 	}
 
 	@Test
-	void theReadmeShowsItsAuthorizerAndConsumerTestAsTheyCompile() throws IOException {
+	void theReadmeShowsItsConsumerTestAsItCompiles() throws IOException {
 		List<String> blocks = javaBlocks(ROOT.resolve("README.md"));
-		assertThat(blocks).as("a ```java block of README.md equal to the region 'authorizer' of WebPageSnippets.java")
-			.contains(region(Files.readString(SNIPPETS), "authorizer"));
 		assertThat(blocks).as("a ```java block of README.md equal to the region 'readme' of dev.a2.sample.DeliveryTests")
 			.contains(region(Files.readString(ROOT.resolve("sample-app/src/test/java/dev/a2/sample/DeliveryTests.java")),
 					"readme"));
