@@ -71,9 +71,7 @@ final class ServerDrainHost implements DrainHost {
 		Session log = this.server.session(consumer.contract(), session);
 		ConsumerContext context = new ConsumerContext(event, attempt, signal, new RunSession(log, consumer, event, cause));
 		Object result = consumer.handler().run(context);
-		if (signal.isAborted()) {
-			return List.of();
-		}
+		// also when aborted: the drain engine commits what an aborted run returned only for an abortOn
 		return log.prepare(derivedIds(returnedEvents(result, consumer), event, consumer), cause, true);
 	}
 
@@ -86,9 +84,6 @@ final class ServerDrainHost implements DrainHost {
 			batch.add(new ConsumerContext(events.get(i), attempt, signal, new RunSession(log, consumer, events.get(i), causes.get(i))));
 		}
 		Object result = consumer.batchHandler().run(batch);
-		if (signal.isAborted()) {
-			return List.of();
-		}
 		Event last = events.get(events.size() - 1);
 		return log.prepare(derivedIds(returnedEvents(result, consumer), last, consumer), causes.get(causes.size() - 1), true);
 	}

@@ -71,9 +71,9 @@ public final class Drainer {
 			this.consumerRefs.add(new ConsumerRef(consumer.contract(), consumer.name()));
 		}
 		this.finisher = new Finisher(host, work, this.running);
-		this.loops = new ClaimLoops(host, work, settings, new RunExecution(host, settings), this.finisher, this.running,
-				runExecutor(settings));
 		this.leases = new Leases(host, work, settings.lease(), settings.heartbeat(), this.running);
+		this.loops = new ClaimLoops(host, work, settings, new RunExecution(host, settings, this.leases), this.finisher,
+				this.running, runExecutor(settings));
 		this.consumption = new Consumption(host, work, this.finisher.progress, this.loops::request);
 		// what runs return may hold abortOn events for other runs here, which no append here saw
 		this.finisher.start(this.loops::request, this.leases::scanLaterEvents);
