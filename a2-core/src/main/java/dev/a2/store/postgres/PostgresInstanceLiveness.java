@@ -6,6 +6,8 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.function.IntConsumer;
 
 import javax.sql.DataSource;
@@ -35,6 +37,9 @@ final class PostgresInstanceLiveness implements InstanceLiveness {
 
 	private static final Duration RECONNECT_MAX = Duration.ofSeconds(5);
 
+	/** How long the start waits for the first identity: claims made before it hold by their leases alone. */
+	private static final Duration FIRST_WAIT = Duration.ofSeconds(5);
+
 	/** The advisory lock's first key: the schema's, so that ids of other schemas are not taken for ours. */
 	static final String KEY_SPACE = "(hashtext(current_schema()) & 2147483647)";
 
@@ -52,6 +57,8 @@ final class PostgresInstanceLiveness implements InstanceLiveness {
 
 	private final Object wake = new Object();
 
+	private final CountDownLatch firstTry = new CountDownLatch(1);
+
 	private volatile @Nullable Integer owner;
 
 	private volatile boolean closed;
@@ -64,6 +71,13 @@ final class PostgresInstanceLiveness implements InstanceLiveness {
 		this.thread = new Thread(this::hold, "a2-liveness");
 		this.thread.setDaemon(true);
 		this.thread.start();
+		try {
+			// the instance's first claims should record its identity too: it starts claiming after this
+			this.firstTry.await(FIRST_WAIT.toMillis(), TimeUnit.MILLISECONDS);
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+		}
 	}
 
 	@Override
@@ -84,6 +98,7 @@ final class PostgresInstanceLiveness implements InstanceLiveness {
 					continue;
 				}
 				this.owner = held;
+				this.firstTry.countDown();
 				backoff = 250;
 				logger.info("This A2 instance is instance " + held + " of its database: a crash of it is seen at once, "
 						+ "and its consumer runs are taken over at the next sweep");
@@ -117,6 +132,7 @@ final class PostgresInstanceLiveness implements InstanceLiveness {
 				}
 			}
 			finally {
+				this.firstTry.countDown();
 				this.connection = null;
 				this.owner = null;
 				if (held != null && !this.closed) {
