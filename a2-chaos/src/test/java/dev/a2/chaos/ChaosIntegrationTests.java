@@ -97,7 +97,8 @@ class ChaosIntegrationTests {
 				else {
 					long at = ledger.acknowledgedEvents();
 					AppProcess[] victim = new AppProcess[1];
-					String takeover = takeovers.killAndMeasure(database.jdbc(), () -> victim[0] = cluster.killOne());
+					String takeover = takeovers.killAndMeasure(database.jdbc(), () -> victim[0] = cluster.killOne(),
+							"kill " + (fault + 1));
 					System.out.println("chaos: killed process " + victim[0].slot() + " at " + at + " acknowledged events ("
 							+ pending(database) + " units of consumer work pending); " + takeover);
 				}

@@ -1,25 +1,27 @@
 package dev.a2.chaos;
 
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicInteger;
 
 import org.springframework.jdbc.core.JdbcTemplate;
 
 /**
  * How long a killed process's work waits before another process starts it: the claims the dead
- * process held (rows whose owner's liveness lock ended with it), from the kill until another process
- * claimed each (its token changed, or the unit is done already). Read with SQL at 50 ms intervals.
+ * process held (rows whose owner's liveness lock ended with it), from the kill until they were made
+ * claimable (a sweep saw the owner gone), until another process claimed the first of them, and until
+ * it claimed them all (a token changed, or the unit is done already). Under a backlog the last
+ * figure includes the wait in line behind other due work. Read with SQL at 50 ms intervals.
  */
 final class Takeovers {
 
 	private static final Duration POLL = Duration.ofMillis(50);
 
-	private static final Duration GIVE_UP = Duration.ofSeconds(90);
+	private static final Duration GIVE_UP = Duration.ofSeconds(120);
 
 	/** The owner ids whose liveness lock is held now (the advisory locks of the schema's key space). */
 	private static final String LIVE_OWNERS = """
@@ -28,29 +30,36 @@ final class Takeovers {
 			  AND classid = (hashtext(current_schema()) & 2147483647)::oid
 			  AND database = (SELECT oid FROM pg_database WHERE datname = current_database())""";
 
-	/** The claims of owners, by a key naming the unit or cursor, with their tokens. */
+	/** The claim tokens of owners. */
 	private static final String CLAIMS_OF = """
-			SELECT 'u/' || contract || '/' || session_id || '/' || consumer || '/' || idx AS key, claim::text
-			FROM a2_work WHERE claim IS NOT NULL AND owner = ANY(?::int[])
+			SELECT claim::text FROM a2_work WHERE claim IS NOT NULL AND owner = ANY(?::int[])
 			UNION ALL
-			SELECT 'c/' || contract || '/' || session_id || '/' || consumer, claim::text
-			FROM a2_cursor WHERE claim IS NOT NULL AND owner = ANY(?::int[])""";
+			SELECT claim::text FROM a2_cursor WHERE claim IS NOT NULL AND owner = ANY(?::int[])""";
 
-	private static final String TOKEN = """
-			SELECT claim::text FROM a2_work
-			WHERE 'u/' || contract || '/' || session_id || '/' || consumer || '/' || idx = ?
+	/** Of those tokens, the ones still held (nobody took the claim over yet), and whether each was made claimable. */
+	private static final String STILL_HELD = """
+			SELECT claim::text, lease_until = '-infinity' AS lapsed FROM a2_work WHERE claim = ANY(?::uuid[])
 			UNION ALL
-			SELECT claim::text FROM a2_cursor WHERE 'c/' || contract || '/' || session_id || '/' || consumer = ?""";
+			SELECT claim::text, lease_until = '-infinity' FROM a2_cursor WHERE claim = ANY(?::uuid[])""";
 
-	private final List<Duration> measured = new ArrayList<>();
+	private final List<Duration> claimable = new CopyOnWriteArrayList<>();
 
-	private int idle;
+	private final List<Duration> firstStarted = new CopyOnWriteArrayList<>();
+
+	private final List<Duration> allStarted = new CopyOnWriteArrayList<>();
+
+	private final List<Thread> measuring = new CopyOnWriteArrayList<>();
+
+	private final AtomicInteger idle = new AtomicInteger();
+
+	private final AtomicInteger unfinished = new AtomicInteger();
 
 	/**
-	 * Kills through {@code kill} and measures the takeover of what the killed process held.
-	 * @return a line saying what was measured
+	 * Kills through {@code kill}, finds what the killed process held, and measures its takeover on a
+	 * thread of its own (the run goes on meanwhile), printing a line when it is done.
+	 * @return a line saying what the killed process held
 	 */
-	String killAndMeasure(JdbcTemplate jdbc, Runnable kill) {
+	String killAndMeasure(JdbcTemplate jdbc, Runnable kill, String name) {
 		Set<Long> before = new HashSet<>(jdbc.queryForList(LIVE_OWNERS, Long.class));
 		long killedAt = System.nanoTime();
 		kill.run();
@@ -65,46 +74,87 @@ final class Takeovers {
 			return "no liveness lock ended within 10 s";
 		}
 		String owners = "{" + String.join(",", gone.stream().map(String::valueOf).toList()) + "}";
-		Map<String, String> held = new HashMap<>();
-		jdbc.query(CLAIMS_OF, (rs) -> {
-			held.put(rs.getString(1), rs.getString(2));
-		}, owners, owners);
+		Set<String> held = new HashSet<>(jdbc.queryForList(CLAIMS_OF, String.class, owners, owners));
 		if (held.isEmpty()) {
-			this.idle++;
+			this.idle.incrementAndGet();
 			return "it held no claims (or they were taken over before the first look)";
 		}
-		Map<String, String> waiting = new HashMap<>(held);
-		while (!waiting.isEmpty() && System.nanoTime() - killedAt < GIVE_UP.toNanos()) {
-			waiting.entrySet().removeIf((entry) -> {
-				List<String> token = jdbc.queryForList(TOKEN, String.class, entry.getKey(), entry.getKey());
-				return token.isEmpty() || !entry.getValue().equals(token.get(0));
-			});
-			if (!waiting.isEmpty()) {
-				pause();
+		Thread thread = new Thread(() -> measure(jdbc, name, held, killedAt), "takeover-" + name);
+		this.measuring.add(thread);
+		thread.start();
+		return "it held " + held.size() + " claim(s)";
+	}
+
+	private void measure(JdbcTemplate jdbc, String name, Set<String> held, long killedAt) {
+		String tokens = "{" + String.join(",", held) + "}";
+		Duration allClaimable = null;
+		Duration first = null;
+		int left = held.size();
+		try {
+			while (left > 0 && System.nanoTime() - killedAt < GIVE_UP.toNanos()) {
+				List<Map<String, Object>> still = jdbc.queryForList(STILL_HELD, tokens, tokens);
+				Duration now = Duration.ofNanos(System.nanoTime() - killedAt);
+				left = still.size();
+				if (first == null && left < held.size()) {
+					first = now;
+				}
+				if (allClaimable == null && still.stream().allMatch((row) -> Boolean.TRUE.equals(row.get("lapsed")))) {
+					allClaimable = now;
+				}
+				if (left > 0) {
+					pause();
+				}
 			}
 		}
-		if (!waiting.isEmpty()) {
-			return waiting.size() + " of its " + held.size() + " claims not taken over within " + GIVE_UP.toSeconds() + " s";
+		catch (RuntimeException ex) {
+			// the database restarting: this kill goes unmeasured
+			System.out.println("chaos: takeover after " + name + " not measured: " + ex.getMessage());
+			this.unfinished.incrementAndGet();
+			return;
 		}
-		Duration took = Duration.ofNanos(System.nanoTime() - killedAt);
-		this.measured.add(took);
-		return "its " + held.size() + " claim(s) taken over by another process " + took.toMillis() + " ms after the kill";
+		String times = "claimable after " + millis(allClaimable) + ", the first started elsewhere after " + millis(first);
+		if (left > 0) {
+			this.unfinished.incrementAndGet();
+			System.out.println("chaos: takeover after " + name + ": " + left + " of its " + held.size()
+					+ " claims not started elsewhere within " + GIVE_UP.toSeconds() + " s (" + times + ")");
+			return;
+		}
+		Duration all = Duration.ofNanos(System.nanoTime() - killedAt);
+		this.claimable.add(allClaimable);
+		this.firstStarted.add(first);
+		this.allStarted.add(all);
+		System.out.println("chaos: takeover after " + name + ": its " + held.size() + " claim(s) " + times
+				+ ", all started elsewhere after " + all.toMillis() + " ms");
 	}
 
-	List<Duration> measured() {
-		return this.measured;
+	private static String millis(Duration duration) {
+		return (duration != null) ? duration.toMillis() + " ms" : "-";
 	}
 
-	/** p50 and max of the measured takeovers, for the run's summary. */
+	/** Waits for the measurements still going on, and answers p50 and max of each figure. */
 	String summary() {
-		if (this.measured.isEmpty()) {
-			return "takeover after a kill: nothing measured (" + this.idle + " kill(s) found the process holding no claims)";
+		for (Thread thread : this.measuring) {
+			try {
+				thread.join(GIVE_UP.toMillis());
+			}
+			catch (InterruptedException ex) {
+				Thread.currentThread().interrupt();
+			}
 		}
-		List<Long> millis = this.measured.stream().map(Duration::toMillis).sorted().toList();
-		long p50 = millis.get((millis.size() - 1) / 2);
-		return "takeover after a kill (the kill to another process claiming all the killed one held), " + millis.size()
-				+ " kill(s): p50 " + p50 + " ms, max " + millis.get(millis.size() - 1) + " ms " + millis
-				+ ((this.idle > 0) ? "; " + this.idle + " kill(s) found it holding no claims" : "");
+		String others = ((this.idle.get() > 0) ? "; " + this.idle + " kill(s) found the process holding no claims" : "")
+				+ ((this.unfinished.get() > 0) ? "; " + this.unfinished + " kill(s) not fully taken over within "
+						+ GIVE_UP.toSeconds() + " s" : "");
+		if (this.allStarted.isEmpty()) {
+			return "takeover after a kill: nothing measured" + others;
+		}
+		return "takeover after a kill, " + this.allStarted.size() + " kill(s): its claims claimable " + stats(this.claimable)
+				+ "; the first started elsewhere " + stats(this.firstStarted) + "; all started elsewhere "
+				+ stats(this.allStarted) + others;
+	}
+
+	private static String stats(List<Duration> durations) {
+		List<Long> millis = durations.stream().map(Duration::toMillis).sorted().toList();
+		return "p50 " + millis.get((millis.size() - 1) / 2) + " ms, max " + millis.get(millis.size() - 1) + " ms " + millis;
 	}
 
 	private static void pause() {

@@ -188,7 +188,7 @@ final class Leases {
 	void abortOn(String contract, String session, Event arrived) {
 		for (Running run : this.running.values()) {
 			Consumer consumer = run.consumer;
-			if (consumer == null || !runs(run, contract, session) || !types(consumer).contains(arrived.type())) {
+			if (consumer == null || !abortsOn(consumer, arrived.type()) || !runs(run, contract, session)) {
 				continue;
 			}
 			synchronized (run) {
@@ -249,6 +249,16 @@ final class Leases {
 		}
 		run.abortedBy = by;
 		this.host.abort(run.signal, new A2Exception(ErrorCode.ABORTED, why));
+	}
+
+	/** Whether the consumer names {@code type} in its abortOn (without allocating: every append asks, for every run). */
+	private static boolean abortsOn(Consumer consumer, String type) {
+		for (Consumer.AbortOn abort : consumer.abortOn()) {
+			if (abort.type().equals(type)) {
+				return true;
+			}
+		}
+		return false;
 	}
 
 	private static Set<String> types(Consumer consumer) {
