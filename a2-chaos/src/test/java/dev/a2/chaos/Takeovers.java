@@ -15,7 +15,10 @@ import org.springframework.jdbc.core.JdbcTemplate;
  * process held (rows whose owner's liveness lock ended with it), from the kill until they were made
  * claimable (a sweep saw the owner gone), until another process claimed the first of them, and until
  * it claimed them all (a token changed, or the unit is done already). Under a backlog the last
- * figure includes the wait in line behind other due work. Read with SQL at 50 ms intervals.
+ * figure includes the wait in line behind other due work. Read with SQL at 50 ms intervals, from the
+ * claims held just before the kill; each figure is the time of the first look that saw it, so an
+ * upper bound (a look comes some 100-300 ms after the kill, the kill and the wait for its locks to end
+ * included).
  */
 final class Takeovers {
 
@@ -30,11 +33,11 @@ final class Takeovers {
 			  AND classid = (hashtext(current_schema()) & 2147483647)::oid
 			  AND database = (SELECT oid FROM pg_database WHERE datname = current_database())""";
 
-	/** The claim tokens of owners. */
-	private static final String CLAIMS_OF = """
-			SELECT claim::text FROM a2_work WHERE claim IS NOT NULL AND owner = ANY(?::int[])
+	/** Every claim held now, with its owner. */
+	private static final String CLAIMS = """
+			SELECT owner::bigint, claim::text FROM a2_work WHERE claim IS NOT NULL AND owner IS NOT NULL
 			UNION ALL
-			SELECT claim::text FROM a2_cursor WHERE claim IS NOT NULL AND owner = ANY(?::int[])""";
+			SELECT owner::bigint, claim::text FROM a2_cursor WHERE claim IS NOT NULL AND owner IS NOT NULL""";
 
 	/** Of those tokens, the ones still held (nobody took the claim over yet), and whether each was made claimable. */
 	private static final String STILL_HELD = """
@@ -61,6 +64,8 @@ final class Takeovers {
 	 */
 	String killAndMeasure(JdbcTemplate jdbc, Runnable kill, String name) {
 		Set<Long> before = new HashSet<>(jdbc.queryForList(LIVE_OWNERS, Long.class));
+		// what every process holds just before the kill: the killed one's may be taken over before a look after it
+		List<Map<String, Object>> claims = jdbc.queryForList(CLAIMS);
 		long killedAt = System.nanoTime();
 		kill.run();
 		// the dead process's backends end as soon as PostgreSQL reads the closed sockets
@@ -73,11 +78,12 @@ final class Takeovers {
 		if (gone.isEmpty()) {
 			return "no liveness lock ended within 10 s";
 		}
-		String owners = "{" + String.join(",", gone.stream().map(String::valueOf).toList()) + "}";
-		Set<String> held = new HashSet<>(jdbc.queryForList(CLAIMS_OF, String.class, owners, owners));
+		Set<String> held = new HashSet<>();
+		claims.stream().filter((row) -> gone.contains(((Number) row.get("owner")).longValue()))
+			.forEach((row) -> held.add((String) row.get("claim")));
 		if (held.isEmpty()) {
 			this.idle.incrementAndGet();
-			return "it held no claims (or they were taken over before the first look)";
+			return "it held no claims";
 		}
 		Thread thread = new Thread(() -> measure(jdbc, name, held, killedAt), "takeover-" + name);
 		this.measuring.add(thread);
