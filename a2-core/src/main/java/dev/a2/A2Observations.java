@@ -6,7 +6,8 @@ package dev.a2;
  * <p>
  * Low-cardinality keys (on timers and spans): {@value #CONTRACT}, {@value #CONSUMER},
  * {@value #EVENT_TYPE}, {@value #OUTCOME}. High-cardinality keys (on spans only): {@value #SESSION},
- * {@value #EVENT_INDEX}, {@value #EVENT_ID}, {@value #ATTEMPT}, {@value #LAG}, {@value #AGE}.
+ * {@value #EVENT_INDEX}, {@value #EVENT_ID}, {@value #ATTEMPT}, {@value #LAG}, {@value #AGE}, and on an aborted run
+ * {@value #ABORTED_BY} and {@value #ABORTED_BY_INDEX}.
  */
 public final class A2Observations {
 
@@ -49,8 +50,18 @@ public final class A2Observations {
 	/** Low cardinality: the type of the event a run is for. */
 	public static final String EVENT_TYPE = "a2.event.type";
 
-	/** {@code completed}, {@code failed}, {@code dead_lettered}, {@code superseded} or {@code aborted}. */
+	/**
+	 * {@code completed}, {@code failed}, {@code dead_lettered}, {@code superseded} (its claim lapsed or
+	 * another attempt took over) or {@code aborted} (an abortOn event or a clear ended it: while it
+	 * ran, or before it started when the abort event was in the log first).
+	 */
 	public static final String OUTCOME = "a2.outcome";
+
+	/** On an aborted run (high cardinality): the type of the event that aborted it, {@code a2.cleared} for a clear. */
+	public static final String ABORTED_BY = "a2.aborted.by";
+
+	/** On an aborted run (high cardinality): the index of the event that aborted it. */
+	public static final String ABORTED_BY_INDEX = "a2.aborted.by.index";
 
 	/** High cardinality: the session id. */
 	public static final String SESSION = "a2.session";

@@ -150,7 +150,9 @@ public final class Consumer {
 	 * The code of a fixed-lane consumer that takes a claim's events together: a projection that
 	 * writes a batch at once. The events it returns, and the cursor's move past the whole batch, commit
 	 * in one transaction. When it fails, A2 runs the batch's events again one at a time to find the
-	 * event that fails: the events before it complete, and it alone is retried or dead-lettered.
+	 * event that fails: the events before it complete, and it alone is retried or dead-lettered. A
+	 * consumer with {@code abortOn} is given one event at a time, so that each one's start is decided
+	 * on its own.
 	 */
 	@FunctionalInterface
 	public interface BatchHandler {
@@ -161,8 +163,12 @@ public final class Consumer {
 	}
 
 	/**
-	 * An event type whose arrival later in the same session aborts a running attempt, when the
-	 * predicate over (trigger, new event) holds.
+	 * An event type whose arrival later in the same session aborts a run, when the predicate over
+	 * (trigger, new event) holds. It is decided against the run's start: a run whose abort event is in
+	 * the log already when it is claimed does not start (its unit is done, outcome {@code aborted});
+	 * a running attempt is aborted only by an abort event appended after it started. A run that sees
+	 * its signal aborted and returns normally has what it returns (an end event of its own) committed
+	 * with its unit's end.
 	 */
 	public record AbortOn(String type, BiPredicate<Event, Event> when) {
 	}
@@ -220,7 +226,11 @@ public final class Consumer {
 			return this;
 		}
 
-		/** Abort a running attempt when an event of {@code type} arrives later in its session. */
+		/**
+		 * Abort a run when an event of {@code type} follows its event in the session: one there before
+		 * the run starts keeps it from starting, one appended while it runs aborts its signal; see
+		 * {@link AbortOn}.
+		 */
 		public Builder abortOn(String type) {
 			return abortOn(type, (trigger, arrived) -> true);
 		}

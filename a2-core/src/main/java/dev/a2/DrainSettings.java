@@ -5,7 +5,8 @@ import java.time.Duration;
 /**
  * How the drainer runs consumers.
  *
- * @param lease how long a claim holds before another instance may take the unit over
+ * @param lease how long a claim holds before another instance may take the unit over (at once when
+ * the store sees the claiming instance gone: {@link dev.a2.store.WorkStore#lapseOrphaned()})
  * @param heartbeat how often running attempts renew their leases (a third of the lease by default)
  * @param concurrency the most consumer runs at once on this instance
  * @param claimBatch the most units claimed in one round trip

@@ -73,9 +73,7 @@ final class ServerDrainHost implements DrainHost {
 		ConsumerContext context = new ConsumerContext(event, attempt, signal, new RunSession(log, consumer, event, cause));
 		Object result = intercepted(new Invocation(consumer, session, List.of(event), attempt, failures, signal,
 				() -> consumer.handler().run(context)));
-		if (signal.isAborted()) {
-			return List.of();
-		}
+		// also when aborted: the drain engine commits what an aborted run returned only for an abortOn
 		return log.prepare(derivedIds(returnedEvents(result, consumer), event, consumer), cause, true);
 	}
 
@@ -89,9 +87,6 @@ final class ServerDrainHost implements DrainHost {
 		}
 		Object result = intercepted(new Invocation(consumer, session, events, attempt, failures, signal,
 				() -> consumer.batchHandler().run(batch)));
-		if (signal.isAborted()) {
-			return List.of();
-		}
 		Event last = events.get(events.size() - 1);
 		return log.prepare(derivedIds(returnedEvents(result, consumer), last, consumer), causes.get(causes.size() - 1), true);
 	}

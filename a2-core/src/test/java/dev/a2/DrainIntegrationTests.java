@@ -313,7 +313,7 @@ class DrainIntegrationTests {
 				started.countDown();
 				TestContracts.blockUntilAborted();
 				reason.set(context.signal().reason());
-				return note("a reply that must not be committed");
+				return note("stopped");
 			});
 		A2Server server = this.support.server(replier);
 		Session session = server.session("chat", A2TestSupport.newSessionId());
@@ -330,7 +330,8 @@ class DrainIntegrationTests {
 		assertThat(reason.get().getMessage()).contains("event 3 of type 'note'");
 		this.support.clock.advance(Duration.ofHours(1));
 		server.sweep();
-		assertThat(notes(session)).extracting((e) -> e.payload(Note.class).text()).containsExactly("not yet", "stop");
+		// what the aborted run returned committed with its unit's end, once
+		assertThat(notes(session)).extracting((e) -> e.payload(Note.class).text()).containsExactly("not yet", "stop", "stopped");
 		assertThat(runs.get()).isEqualTo(1);
 		TestObservationRegistryAssert.assertThat(this.support.observations)
 			.hasAnObservation((observation) -> observation.hasNameEqualTo(A2Observations.EVENT)

@@ -21,8 +21,13 @@ class OrderConsumers {
 
 	static final String EFFECT = "effect.recorded";
 
+	/**
+	 * Takes 50 ms, as a call to another service would: a killed process nearly always has some of these
+	 * in flight, whose takeover the harness times.
+	 */
 	@A2Consumer(contract = "orders", name = "independent", types = "order.placed")
-	NewEvent independent(OrderPlaced order, ConsumerContext context) {
+	NewEvent independent(OrderPlaced order, ConsumerContext context) throws InterruptedException {
+		Thread.sleep(50);
 		return effect("independent", order, context);
 	}
 

@@ -73,6 +73,7 @@ class ChaosIntegrationTests {
 			Duration listeningAgain = Duration.ZERO;
 			boolean listening = true;
 			boolean sweeping = true;
+			Takeovers takeovers = new Takeovers();
 			for (int fault = 0; fault < faults; fault++) {
 				long threshold = this.events * (fault + 1) / (faults + 1);
 				awaitUntil(Duration.ofMinutes(30), () -> ledger.acknowledgedEvents() >= threshold);
@@ -95,9 +96,11 @@ class ChaosIntegrationTests {
 				}
 				else {
 					long at = ledger.acknowledgedEvents();
-					AppProcess victim = cluster.killOne();
-					System.out.println("chaos: killed process " + victim.slot() + " at " + at + " acknowledged events ("
-							+ pending(database) + " units of consumer work pending)");
+					AppProcess[] victim = new AppProcess[1];
+					String takeover = takeovers.killAndMeasure(database.jdbc(), () -> victim[0] = cluster.killOne(),
+							"kill " + (fault + 1));
+					System.out.println("chaos: killed process " + victim[0].slot() + " at " + at + " acknowledged events ("
+							+ pending(database) + " units of consumer work pending); " + takeover);
 				}
 			}
 			cluster.awaitRestarts();
@@ -126,6 +129,7 @@ class ChaosIntegrationTests {
 					(System.nanoTime() - started) / 1_000_000_000);
 			System.out.println("effects written by a later attempt (a takeover after a kill or the restart, or a retry): "
 					+ laterAttempts(database.jdbc()));
+			System.out.println(takeovers.summary());
 			verdict.findings.forEach((f) -> System.out.println("finding: " + f));
 			List<String> loopFailures = ProcessLogs.loopFailures(logs);
 			loopFailures.forEach((f) -> System.out.println("claim loop failed: " + f));

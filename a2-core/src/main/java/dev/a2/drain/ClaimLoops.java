@@ -15,6 +15,7 @@ import java.util.concurrent.Semaphore;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Supplier;
 
 import dev.a2.A2Observations;
 import dev.a2.Consumer;
@@ -26,6 +27,7 @@ import dev.a2.store.WorkStore.SessionRef;
 import io.micrometer.observation.Observation;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
 
 /**
  * One loop per session being drained on this instance: it claims the session's runnable units (no
@@ -59,6 +61,9 @@ final class ClaimLoops {
 
 	private final ExecutorService runs;
 
+	/** The owner id claims record: this instance's identity while the store sees it alive. */
+	private final Supplier<@Nullable Integer> owner;
+
 	private final Semaphore permits;
 
 	private final Map<SessionRef, LoopState> loopStates = new ConcurrentHashMap<>();
@@ -69,7 +74,7 @@ final class ClaimLoops {
 	private volatile boolean stopping;
 
 	ClaimLoops(DrainHost host, WorkStore work, DrainSettings settings, RunExecution execution, Finisher finisher,
-			Map<UUID, Running> running, ExecutorService runs) {
+			Map<UUID, Running> running, ExecutorService runs, Supplier<@Nullable Integer> owner) {
 		this.host = host;
 		this.work = work;
 		this.settings = settings;
@@ -77,6 +82,7 @@ final class ClaimLoops {
 		this.finisher = finisher;
 		this.running = running;
 		this.runs = runs;
+		this.owner = owner;
 		for (Consumer consumer : host.consumers()) {
 			this.consumerNames.computeIfAbsent(consumer.contract(), (c) -> new ArrayList<>()).add(consumer.name());
 		}
@@ -137,6 +143,7 @@ final class ClaimLoops {
 		try {
 			while (!this.stopping) {
 				List<Claim> claims = List.of();
+				Integer owner = this.owner.get();
 				// permits are taken before claiming: a claim that waited for one could outlive its lease
 				// unrenewed (it is not running yet) and be taken over, its attempt spent for nothing
 				int reserved = reserve(this.settings.claimBatch());
@@ -149,13 +156,13 @@ final class ClaimLoops {
 							.highCardinalityKeyValue(A2Observations.SESSION, key.session())
 							.observe(() -> this.work.claim(key.contract(), key.session(),
 									this.consumerNames.getOrDefault(key.contract(), List.of()), now, now.plus(this.settings.lease()),
-									limit));
+									limit, owner));
 					}
 					else {
 						this.starved.add(key);
 					}
 					for (Claim claim : claims) {
-						if (start(claim)) {
+						if (start(claim, owner)) {
 							reserved--;
 						}
 					}
@@ -207,7 +214,7 @@ final class ClaimLoops {
 	}
 
 	/** Starts a claim on one of the permits the loop reserved; answers whether the run took it. */
-	private boolean start(Claim claim) {
+	private boolean start(Claim claim, @Nullable Integer owner) {
 		if (claim.events().isEmpty()) {
 			// a cursor with no matching event left moves to its target
 			this.finisher.add(new Running.Done(new Running(claim, null, this.host.newSignal()),
@@ -218,8 +225,13 @@ final class ClaimLoops {
 		if (consumer == null) {
 			return false;
 		}
-		Running run = new Running(claim, consumer, this.host.newSignal());
+		Running run = new Running(claim, consumer, this.host.newSignal(), owner);
 		this.running.put(claim.token(), run);
+		if (owner != null && !owner.equals(this.owner.get())) {
+			// the identity it was claimed under was lost meanwhile: another instance takes the claim over
+			this.running.remove(claim.token());
+			return false;
+		}
 		try {
 			this.runs.execute(() -> run(run));
 			this.finisher.signal();

@@ -42,14 +42,15 @@ public interface DrainHost {
 
 	/**
 	 * Runs the consumer on one event of a claim, and answers the events it returned, with their
-	 * derived ids and ready to store (none when the attempt was aborted meanwhile).
+	 * derived ids and ready to store (also when the attempt was aborted meanwhile: whether they are
+	 * stored is the drain engine's decision).
 	 */
 	List<EventToStore> run(Consumer consumer, String session, Event event, int attempt, int failures, AbortSignal signal,
 			Cause cause) throws Exception;
 
 	/**
 	 * Runs a batch consumer on consecutive events of a claim at once, and answers the events it
-	 * returned, ready to store, caused by the batch's last event (none when aborted meanwhile).
+	 * returned, ready to store, caused by the batch's last event (also when aborted meanwhile).
 	 */
 	List<EventToStore> runBatch(Consumer consumer, String session, List<Event> events, int attempt, int failures,
 			AbortSignal signal, List<Cause> causes) throws Exception;

@@ -24,6 +24,7 @@ import dev.a2.ErrorCode;
 import dev.a2.Event;
 import dev.a2.live.SessionChange;
 import dev.a2.store.Claim;
+import dev.a2.store.InstanceLiveness;
 import dev.a2.store.WorkStore;
 import dev.a2.store.WorkStore.ConsumerRef;
 import dev.a2.store.WorkStore.SessionRef;
@@ -67,6 +68,8 @@ public final class Drainer {
 
 	private final AutoCloseable listening;
 
+	private final InstanceLiveness liveness;
+
 	public Drainer(DrainHost host, WorkStore work, DrainSettings settings) {
 		this(host, work, settings, DrainScheduling.AUTOMATIC);
 	}
@@ -80,10 +83,11 @@ public final class Drainer {
 			this.consumerRefs.add(new ConsumerRef(consumer.contract(), consumer.name()));
 		}
 		this.finisher = new Finisher(host, work, this.running);
-		this.loops = new ClaimLoops(host, work, settings, new RunExecution(host, settings), this.finisher, this.running,
-				runExecutor(settings));
 		this.leases = new Leases(host, work, settings.lease(),
 				(scheduling == DrainScheduling.AUTOMATIC) ? settings.heartbeat() : null, this.running);
+		this.liveness = work.liveness(this::identityLost);
+		this.loops = new ClaimLoops(host, work, settings, new RunExecution(host, settings, this.leases), this.finisher,
+				this.running, runExecutor(settings), this.liveness::owner);
 		this.consumption = new Consumption(host, work, this.finisher.progress, this.loops::request);
 		// what runs return may hold abortOn events for other runs here, which no append here saw
 		this.finisher.start(this.loops::request, this.leases::scanLaterEvents);
@@ -108,6 +112,21 @@ public final class Drainer {
 		}
 		if (change.kind() != SessionChange.Kind.PRESENCE) {
 			this.leases.changedElsewhere(change);
+		}
+	}
+
+	/**
+	 * This instance lost the identity its claims record (its liveness connection dropped): the others
+	 * see it gone and take those claims over, so their attempts here stop now rather than run twice
+	 * until a heartbeat finds them taken; nothing they return is written.
+	 */
+	private void identityLost(int owner) {
+		for (Running run : this.running.values()) {
+			if (run.owner != null && run.owner == owner && !run.lost) {
+				run.lost = true;
+				this.host.abort(run.signal, new A2Exception(ErrorCode.CLAIM_EXPIRED,
+						"this instance lost the connection that shows it alive; another instance takes the unit over"));
+			}
 		}
 	}
 
@@ -145,6 +164,8 @@ public final class Drainer {
 			return 0;
 		}
 		Instant now = this.host.clock().instant();
+		// the claims of instances PostgreSQL no longer sees alive are taken over now, not after their lease
+		this.work.lapseOrphaned();
 		this.work.expireExhausted(now, this.settings.maxFailures(), EXHAUSTED);
 		for (Consumer consumer : this.host.consumers()) {
 			if (consumer.backfill()) {
@@ -197,7 +218,10 @@ public final class Drainer {
 		shutdown();
 	}
 
-	/** Stops at once, finishing and releasing nothing, as a crash would (for tests). */
+	/**
+	 * Stops at once, finishing and releasing nothing, as a crash would (for tests): its identity ends
+	 * as a dead process's connection does, so other instances take its claims over at their next sweep.
+	 */
 	public void halt() {
 		this.loops.stop();
 		this.running.values().forEach((run) -> run.lost = true);
@@ -214,6 +238,7 @@ public final class Drainer {
 		}
 		this.leases.shutdown();
 		this.loops.shutdown();
+		this.liveness.close();
 	}
 
 	/** Attempts running on this instance now. */

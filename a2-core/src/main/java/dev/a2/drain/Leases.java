@@ -17,6 +17,7 @@ import dev.a2.ErrorCode;
 import dev.a2.Event;
 import dev.a2.live.SessionChange;
 import dev.a2.store.Claim;
+import dev.a2.store.EventStore;
 import dev.a2.store.StoredEvent;
 import dev.a2.store.WorkStore;
 import org.apache.commons.logging.Log;
@@ -28,6 +29,10 @@ import org.jspecify.annotations.Nullable;
  * whose claim lapsed or was ended is aborted), abortOn events abort the runs they name, a clear
  * aborts the runs of the events before it — at once when the change is made here or told by
  * another instance, at the next heartbeat at the latest.
+ * <p>
+ * An abort is decided against the moment a run starts ({@link #abortedBeforeStart}): an abort event
+ * already in the log then keeps the run from starting; only one appended later aborts it while it
+ * runs. So a run is never cut at a random later point for an event that was there before it began.
  */
 final class Leases {
 
@@ -129,33 +134,103 @@ final class Leases {
 		}
 	}
 
-	/** Aborts running attempts of a session's consumers that {@code arrived} aborts (abortOn). */
+	/**
+	 * Decides, before an event's run starts, whether it starts: an abort event of the consumer's
+	 * {@code abortOn} already in the log after the event (appended before the claim, or while it was
+	 * being made) means it does not, and the run is recorded as aborted. From here on only an abort
+	 * event appended after the events this read saw aborts the run: a heartbeat's scan can never cut
+	 * it for one that was there before it started.
+	 * @return the event that aborts it, or {@code null} when it starts
+	 */
+	@Nullable Event abortedBeforeStart(Running run, Event event) {
+		synchronized (run) {
+			run.current = event;
+			run.startedAfter = Running.DECIDING;
+			// an abort event told before this point committed before the read below, which sees it
+			run.abortArrived = false;
+		}
+		long seen = event.index();
+		Event aborting = null;
+		Consumer consumer = run.consumer;
+		if (consumer != null && !consumer.abortOn().isEmpty()) {
+			Set<String> types = types(consumer);
+			long after = event.index();
+			while (aborting == null) {
+				List<StoredEvent> page = this.host.range(run.claim.contract(), run.claim.session(), after, Long.MAX_VALUE,
+						ABORT_SCAN);
+				for (StoredEvent later : page) {
+					seen = later.index();
+					if (types.contains(later.type())) {
+						Event arrived = this.host.decode(run.claim.contract(), later);
+						if (aborts(consumer, event, arrived)) {
+							aborting = arrived;
+							break;
+						}
+					}
+				}
+				if (page.size() < ABORT_SCAN) {
+					break;
+				}
+				after = seen;
+			}
+		}
+		boolean arrivedMeanwhile;
+		synchronized (run) {
+			// indexes become visible in order: whatever the read did not see comes after `seen`
+			run.startedAfter = seen;
+			arrivedMeanwhile = run.abortArrived;
+			run.abortArrived = false;
+		}
+		if (aborting == null && arrivedMeanwhile) {
+			onTimer(() -> abortOnLaterEvents(run));
+		}
+		return aborting;
+	}
+
+	/**
+	 * Aborts running attempts of a session's consumers that {@code arrived} aborts (abortOn): runs
+	 * that started before it was appended.
+	 */
 	void abortOn(String contract, String session, Event arrived) {
 		for (Running run : this.running.values()) {
-			Claim claim = run.claim;
-			Event trigger = run.current;
-			if (run.consumer == null || trigger == null || !claim.contract().equals(contract) || !claim.session().equals(session)
-					|| trigger.index() >= arrived.index()) {
+			Consumer consumer = run.consumer;
+			if (consumer == null || !abortsOn(consumer, arrived.type()) || !runs(run, contract, session)) {
 				continue;
 			}
-			for (Consumer.AbortOn abort : run.consumer.abortOn()) {
-				if (abort.type().equals(arrived.type()) && abort.when().test(trigger, arrived)) {
-					this.host.abort(run.signal, new A2Exception(ErrorCode.ABORTED,
-							"event " + arrived.index() + " of type '" + arrived.type() + "' arrived"));
+			synchronized (run) {
+				if (run.startedAfter == Running.DECIDING) {
+					run.abortArrived = true;
+					continue;
 				}
+				if (arrived.index() <= run.startedAfter) {
+					// it was in the log when the run started: the start was decided with it
+					continue;
+				}
+			}
+			Event trigger = run.current;
+			if (trigger != null && trigger.index() < arrived.index() && aborts(consumer, trigger, arrived)) {
+				abort(run, new Running.Abort(arrived.type(), arrived.index()),
+						"event " + arrived.index() + " of type '" + arrived.type() + "' arrived");
 			}
 		}
 	}
 
-	/** Reads what was appended after a run's event and aborts the run if any of it says so. */
+	/** Reads what was appended after a run started and aborts the run if any of it says so. */
 	private void abortOnLaterEvents(Running run) {
 		Event current = run.current;
 		if (run.consumer == null || run.consumer.abortOn().isEmpty() || current == null || run.signal.isAborted()) {
 			return;
 		}
-		Set<String> types = new HashSet<>();
-		run.consumer.abortOn().forEach((abort) -> types.add(abort.type()));
-		for (StoredEvent later : this.host.range(run.claim.contract(), run.claim.session(), current.index(), Long.MAX_VALUE,
+		long after;
+		synchronized (run) {
+			if (run.startedAfter == Running.DECIDING) {
+				run.abortArrived = true;
+				return;
+			}
+			after = Math.max(run.startedAfter, current.index());
+		}
+		Set<String> types = types(run.consumer);
+		for (StoredEvent later : this.host.range(run.claim.contract(), run.claim.session(), after, Long.MAX_VALUE,
 				ABORT_SCAN)) {
 			if (types.contains(later.type())) {
 				abortOn(run.claim.contract(), run.claim.session(), this.host.decode(run.claim.contract(), later));
@@ -169,9 +244,52 @@ final class Leases {
 			Claim claim = run.claim;
 			if (claim.contract().equals(contract) && claim.session().equals(session) && claim.index() < markerIndex) {
 				run.lost = true;
-				this.host.abort(run.signal, new A2Exception(ErrorCode.ABORTED, "the session was cleared"));
+				abort(run, new Running.Abort(EventStore.CLEAR_MARKER, markerIndex), "the session was cleared");
 			}
 		}
+	}
+
+	private void abort(Running run, Running.Abort by, String why) {
+		if (run.signal.isAborted()) {
+			return;
+		}
+		run.abortedBy = by;
+		this.host.abort(run.signal, new A2Exception(ErrorCode.ABORTED, why));
+	}
+
+	/** Whether the consumer names {@code type} in its abortOn (without allocating: every append asks, for every run). */
+	private static boolean abortsOn(Consumer consumer, String type) {
+		for (Consumer.AbortOn abort : consumer.abortOn()) {
+			if (abort.type().equals(type)) {
+				return true;
+			}
+		}
+		return false;
+	}
+
+	private static Set<String> types(Consumer consumer) {
+		Set<String> types = new HashSet<>();
+		consumer.abortOn().forEach((abort) -> types.add(abort.type()));
+		return types;
+	}
+
+	/** Whether {@code arrived} aborts the run of {@code trigger}; a predicate that throws does not abort. */
+	private static boolean aborts(Consumer consumer, Event trigger, Event arrived) {
+		for (Consumer.AbortOn abort : consumer.abortOn()) {
+			if (!abort.type().equals(arrived.type())) {
+				continue;
+			}
+			try {
+				if (abort.when().test(trigger, arrived)) {
+					return true;
+				}
+			}
+			catch (RuntimeException ex) {
+				logger.warn("The abort predicate of consumer '" + consumer.name() + "' failed on event " + arrived.index()
+						+ " for the run of event " + trigger.index() + "; taken as not aborting", ex);
+			}
+		}
+		return false;
 	}
 
 	void shutdown() {

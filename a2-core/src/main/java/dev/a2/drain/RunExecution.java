@@ -15,6 +15,7 @@ import dev.a2.Event;
 import dev.a2.Lane;
 import dev.a2.NonRetriableException;
 import dev.a2.store.Claim;
+import dev.a2.store.EventStore;
 import dev.a2.store.EventToStore;
 import dev.a2.store.Finish;
 import dev.a2.store.StoredEvent;
@@ -36,9 +37,12 @@ final class RunExecution {
 
 	private final DrainSettings settings;
 
-	RunExecution(DrainHost host, DrainSettings settings) {
+	private final Leases leases;
+
+	RunExecution(DrainHost host, DrainSettings settings, Leases leases) {
 		this.host = host;
 		this.settings = settings;
+		this.leases = leases;
 	}
 
 	/** How the attempt ended; {@code null} when nothing is to be written (it was superseded or stopped). */
@@ -48,7 +52,8 @@ final class RunExecution {
 		Finish finish = null;
 		this.host.bind(run.signal, Thread.currentThread());
 		try {
-			if (consumer.batchHandler() != null && claim.cursor() && claim.events().size() > 1) {
+			// a consumer with abortOn takes its events one at a time: each one's start is decided on its own
+			if (consumer.batchHandler() != null && consumer.abortOn().isEmpty() && claim.cursor() && claim.events().size() > 1) {
 				Finish batch = executeBatch(run, consumer);
 				if (batch != null || run.signal.isAborted()) {
 					return batch;
@@ -59,7 +64,13 @@ final class RunExecution {
 			long through = claim.cursor() ? claim.position() : claim.index() - 1;
 			for (StoredEvent stored : claim.events()) {
 				Event event = this.host.decode(claim.contract(), stored);
-				run.current = event;
+				Event aborting = this.leases.abortedBeforeStart(run, event);
+				if (aborting != null) {
+					notStarted(run, consumer, event, aborting);
+					through = event.index();
+					finish = Finish.completed(claim, returned, through);
+					continue;
+				}
 				Cause cause = new Cause(consumer.name(), laneOf(consumer, claim), event.index(), claim.attempt());
 				Observation observation = eventObservation(run, consumer, event).start();
 				try {
@@ -76,16 +87,16 @@ final class RunExecution {
 					}
 				}
 				if (run.signal.isAborted()) {
-					observation.lowCardinalityKeyValue(A2Observations.OUTCOME, run.lost ? "superseded" : "aborted");
+					aborted(run, consumer, event, observation);
 					observation.stop();
-					finish = abortedThrough(run, event);
-					if (finish != null) {
-						finish = Finish.completed(claim, returned, event.index());
-					}
+					// what the run returned on its abort (an end event of its own) commits with the abort
+					finish = abortedThrough(run, returned, event);
 					break;
 				}
 				observation.lowCardinalityKeyValue(A2Observations.OUTCOME, "completed");
 				observation.stop();
+				// an abort event from now on is for the next event's start to decide
+				run.current = null;
 				through = event.index();
 				finish = Finish.completed(claim, returned, through);
 			}
@@ -121,8 +132,8 @@ final class RunExecution {
 			List<EventToStore> returned = this.host.runBatch(consumer, claim.session(), events, claim.attempt(),
 					claim.failures(), run.signal, causes);
 			if (run.signal.isAborted()) {
-				observation.lowCardinalityKeyValue(A2Observations.OUTCOME, run.lost ? "superseded" : "aborted");
-				return abortedThrough(run, last);
+				aborted(run, consumer, last, observation);
+				return abortedThrough(run, returned, last);
 			}
 			observation.lowCardinalityKeyValue(A2Observations.OUTCOME, "completed");
 			return Finish.completed(claim, returned, last.index());
@@ -130,8 +141,8 @@ final class RunExecution {
 		catch (Throwable ex) {
 			observation.error(ex);
 			if (run.signal.isAborted()) {
-				observation.lowCardinalityKeyValue(A2Observations.OUTCOME, run.lost ? "superseded" : "aborted");
-				return abortedThrough(run, last);
+				aborted(run, consumer, last, observation);
+				return abortedThrough(run, List.of(), last);
 			}
 			observation.lowCardinalityKeyValue(A2Observations.OUTCOME, "failed");
 			logger.debug("Batch of " + events.size() + " events of consumer '" + consumer.name() + "' failed; running them one at a time", ex);
@@ -142,11 +153,48 @@ final class RunExecution {
 		}
 	}
 
-	/** abortOn ends the events of the attempt it aborted, through {@code event}; any other abort writes nothing. */
-	private static @Nullable Finish abortedThrough(Running run, Event event) {
+	/**
+	 * abortOn ends the events of the attempt it aborted, through {@code event}, with what the runs
+	 * returned (an end event written on the abort); any other abort (superseded, lapsed, cleared)
+	 * writes nothing.
+	 */
+	private static @Nullable Finish abortedThrough(Running run, List<EventToStore> returned, Event event) {
 		A2Exception reason = run.signal.reason();
 		boolean ended = reason != null && reason.code() == ErrorCode.ABORTED && !run.lost;
-		return ended ? Finish.completed(run.claim, List.of(), event.index()) : null;
+		return ended ? Finish.completed(run.claim, returned, event.index()) : null;
+	}
+
+	/** Records how a run that was aborted while it ran ended; an abortOn event's or a clear's abort is logged. */
+	private void aborted(Running run, Consumer consumer, Event event, Observation observation) {
+		Running.Abort by = run.abortedBy;
+		A2Exception reason = run.signal.reason();
+		boolean abort = by != null && reason != null && reason.code() == ErrorCode.ABORTED;
+		observation.lowCardinalityKeyValue(A2Observations.OUTCOME, abort ? "aborted" : "superseded");
+		if (!abort) {
+			return;
+		}
+		observation.highCardinalityKeyValue(A2Observations.ABORTED_BY, by.type());
+		observation.highCardinalityKeyValue(A2Observations.ABORTED_BY_INDEX, Long.toString(by.index()));
+		if (logger.isInfoEnabled()) {
+			logger.info("Consumer '" + consumer.name() + "' aborted its run of event " + event.index() + " of session '"
+					+ run.claim.session() + "' (attempt " + run.claim.attempt() + "): "
+					+ (by.type().equals(EventStore.CLEAR_MARKER) ? "the session was cleared at index " + by.index()
+							: "event " + by.index() + " of type '" + by.type() + "' arrived"));
+		}
+	}
+
+	/** Records an event whose abort event was in the log before its run could start: done, not run. */
+	private void notStarted(Running run, Consumer consumer, Event event, Event aborting) {
+		Observation observation = eventObservation(run, consumer, event).start();
+		observation.lowCardinalityKeyValue(A2Observations.OUTCOME, "aborted");
+		observation.highCardinalityKeyValue(A2Observations.ABORTED_BY, aborting.type());
+		observation.highCardinalityKeyValue(A2Observations.ABORTED_BY_INDEX, Long.toString(aborting.index()));
+		observation.stop();
+		if (logger.isInfoEnabled()) {
+			logger.info("Consumer '" + consumer.name() + "' did not start its run of event " + event.index() + " of session '"
+					+ run.claim.session() + "' (attempt " + run.claim.attempt() + "): event " + aborting.index() + " of type '"
+					+ aborting.type() + "' aborts it and was in the log before the run could start; recorded as aborted");
+		}
 	}
 
 	private Observation eventObservation(Running run, Consumer consumer, Event event) {

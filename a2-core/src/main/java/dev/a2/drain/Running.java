@@ -10,6 +10,9 @@ import org.jspecify.annotations.Nullable;
 /** An attempt running on this instance: its claim, its consumer, its signal. */
 final class Running {
 
+	/** {@link #startedAfter} while the current event's start is being decided. */
+	static final long DECIDING = Long.MAX_VALUE;
+
 	final Claim claim;
 
 	final @Nullable Consumer consumer;
@@ -21,10 +24,35 @@ final class Running {
 	/** The event being run (a cursor runs several in turn). */
 	volatile @Nullable Event current;
 
+	/**
+	 * The last index of the session when the current event's run started: an abort event at or before
+	 * it was decided before the start, and only one after it aborts the run ({@link #DECIDING} while
+	 * that is being decided). Guarded by {@code this}, with {@link #abortArrived}.
+	 */
+	long startedAfter = DECIDING;
+
+	/** Whether an abort event may have arrived while the start was being decided: the log is read again. */
+	boolean abortArrived;
+
+	/** What aborted the run (abortOn or a clear), for its log line and observation. */
+	volatile @Nullable Abort abortedBy;
+
+	/** The instance identity the claim was made under ({@code null}: none, its lease alone holds it). */
+	final @Nullable Integer owner;
+
 	Running(Claim claim, @Nullable Consumer consumer, AbortSignal signal) {
+		this(claim, consumer, signal, null);
+	}
+
+	Running(Claim claim, @Nullable Consumer consumer, AbortSignal signal, @Nullable Integer owner) {
 		this.claim = claim;
 		this.consumer = consumer;
 		this.signal = signal;
+		this.owner = owner;
+	}
+
+	/** The event of the session that aborted a run: an abortOn event, or a clear marker. */
+	record Abort(String type, long index) {
 	}
 
 	/** An attempt that ended, and how ({@code null}: nothing to write, its claim lapses or was released). */

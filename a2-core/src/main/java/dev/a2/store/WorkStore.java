@@ -21,8 +21,37 @@ public interface WorkStore {
 	 * An instance claims only the work of consumers it runs, so instances of different versions can
 	 * share a database.
 	 */
+	default List<Claim> claim(String contract, String session, Collection<String> consumers, Instant now,
+			Instant leaseUntil, int limit) {
+		return claim(contract, session, consumers, now, leaseUntil, limit, null);
+	}
+
+	/**
+	 * Claims as {@link #claim(String, String, Collection, Instant, Instant, int)} does, recording the
+	 * claiming instance's {@code owner} ({@link InstanceLiveness#owner()}): the claims are taken over
+	 * as soon as that owner is seen gone ({@link #lapseOrphaned()}), not only when their leases lapse.
+	 */
 	List<Claim> claim(String contract, String session, Collection<String> consumers, Instant now, Instant leaseUntil,
-			int limit);
+			int limit, @Nullable Integer owner);
+
+	/**
+	 * Starts showing this instance alive for as long as the answer is open, under an owner id its
+	 * claims record. {@code lost} is told an id this instance lost (its liveness ended without a close,
+	 * such as a dropped connection): claims made under it are being taken over, their attempts must stop.
+	 * Without liveness ({@link InstanceLiveness#NONE}, the default) claims hold by their leases alone.
+	 */
+	default InstanceLiveness liveness(java.util.function.IntConsumer lost) {
+		return InstanceLiveness.NONE;
+	}
+
+	/**
+	 * Makes the claims whose owner is no longer alive claimable now; a claim then takes them over as
+	 * it takes over a lapsed lease (a new attempt, the old one fenced).
+	 * @return how many
+	 */
+	default int lapseOrphaned() {
+		return 0;
+	}
 
 	/**
 	 * Writes how attempts ended, in one transaction: each one only if it still holds its claim,

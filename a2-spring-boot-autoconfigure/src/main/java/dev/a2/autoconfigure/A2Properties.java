@@ -247,7 +247,8 @@ public class A2Properties {
 
 		/**
 		 * How long a claim holds before another instance may take the unit over; running attempts
-		 * renew it every third of it.
+		 * renew it every third of it. The claims of an instance PostgreSQL sees gone (its process
+		 * died, its connection dropped) are taken over at the next sweep without waiting for it.
 		 */
 		private Duration lease = Duration.ofSeconds(30);
 
@@ -277,8 +278,8 @@ public class A2Properties {
 		private int maxFailures = 10;
 
 		/**
-		 * How often the sweep looks across the database for due work: lapsed leases, passed
-		 * back-offs, unclaimed units, backfills and scheduled tasks.
+		 * How often the sweep looks across the database for due work: lapsed leases, claims of
+		 * instances that are gone, passed back-offs, unclaimed units, backfills and scheduled tasks.
 		 */
 		private Duration sweepInterval = Duration.ofSeconds(1);
 

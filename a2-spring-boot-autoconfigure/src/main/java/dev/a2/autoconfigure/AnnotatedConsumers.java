@@ -9,6 +9,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
+import java.util.function.BiPredicate;
 
 import dev.a2.Consumer;
 import dev.a2.ConsumerContext;
@@ -83,8 +84,9 @@ final class AnnotatedConsumers {
 			if (annotation.types().length > 0) {
 				builder.types(annotation.types());
 			}
+			BiPredicate<Event, Event> abortWhen = abortWhen(annotation);
 			for (String type : annotation.abortOn()) {
-				builder.abortOn(type);
+				builder.abortOn(type, abortWhen);
 			}
 			builder.lane(lane(annotation));
 			builder.backfill(annotation.backfill());
@@ -141,6 +143,29 @@ final class AnnotatedConsumers {
 			});
 		}
 		return Lane.independent();
+	}
+
+	private static BiPredicate<Event, Event> abortWhen(A2Consumer annotation) {
+		if (annotation.abortWhen().isEmpty()) {
+			return (trigger, arrived) -> true;
+		}
+		if (annotation.abortOn().length == 0) {
+			throw new IllegalArgumentException("it sets abortWhen without abortOn; name the event types that abort in abortOn");
+		}
+		Expression expression;
+		try {
+			expression = SPEL.parseExpression(annotation.abortWhen());
+		}
+		catch (RuntimeException ex) {
+			throw new IllegalArgumentException("abortWhen '" + annotation.abortWhen() + "' is not a valid SpEL expression: "
+					+ ex.getMessage());
+		}
+		return (trigger, arrived) -> {
+			SimpleEvaluationContext context = SimpleEvaluationContext.forReadOnlyDataBinding().withInstanceMethods().build();
+			context.setVariable("trigger", trigger);
+			context.setVariable("event", arrived);
+			return Boolean.TRUE.equals(expression.getValue(context, Boolean.class));
+		};
 	}
 
 	/** Calls the method with the arguments its parameters ask for, and unwraps what it returns. */

@@ -51,7 +51,18 @@ public @interface A2Consumer {
 	/** With a fixed lane: start at the first event of sessions that existed before the consumer. */
 	boolean backfill() default false;
 
-	/** Event types whose arrival later in the session aborts a running attempt. */
+	/**
+	 * Event types whose arrival later in the session aborts a running attempt; one already in the log
+	 * when the run is claimed keeps it from starting (it is recorded as aborted).
+	 */
 	String[] abortOn() default {};
+
+	/**
+	 * With {@code abortOn}: a SpEL condition an abortOn event must meet to abort, over {@code #trigger}
+	 * (the event of the run) and {@code #event} (the abort event), both {@link dev.a2.Event}s. Example:
+	 * {@code "#event.payload.reply == #trigger.id"} stops only the answer the stop names. Empty: every
+	 * abortOn event aborts the runs of the events before it.
+	 */
+	String abortWhen() default "";
 
 }

@@ -51,6 +51,9 @@ class A2ConsumerAutoConfigurationIntegrationTests {
 	record Said(String text) {
 	}
 
+	record Stop(String reply) {
+	}
+
 	private final HikariDataSource dataSource = TestPostgres.newSchemaDataSource("consumers", 8);
 
 	private final ApplicationContextRunner runner = new ApplicationContextRunner()
@@ -258,6 +261,61 @@ class A2ConsumerAutoConfigurationIntegrationTests {
 			assertThat(context.getBean(BatchProjection.class).batches).containsExactly(List.of("a", "b", "c"));
 			assertThat(session.history(0, 10).events()).extracting(Event::type).containsExactly("said", "said", "said", "echoed");
 		});
+	}
+
+	@Test
+	void abortWhenKeepsFromStartingOnlyTheRunItsConditionNames() {
+		this.runner.withUserConfiguration(StoppableAnswers.class)
+			.withBean("support", Contract.class, () -> Contract.builder("support")
+				.event("asked", Said.class)
+				.event("stop", Stop.class)
+				.event("answered", Said.class)
+				.build())
+			.run((context) -> {
+				Session session = context.getBean(A2Server.class).session("support", "help");
+				// one append: when q1 is claimed, the stop naming it is in the log already
+				session.append(NewEvent.of("asked", new Said("q1"), "q1"), NewEvent.of("asked", new Said("q2"), "q2"),
+						NewEvent.of("stop", new Stop("q1")));
+				await().atMost(Duration.ofSeconds(20))
+					.untilAsserted(() -> assertThat(session.history(0, 10).events()).extracting(Event::type)
+						.containsExactly("asked", "asked", "stop", "answered"));
+				assertThat(context.getBean(StoppableAnswers.class).seen).containsExactly("q2");
+			});
+	}
+
+	@Test
+	void aBadAbortConditionFailsStartUp() {
+		assertStartUpFails(BadAbortWhen.class, "BadAbortWhen.handle", "abortWhen '#event.payload.reply ==' is not a valid SpEL");
+		assertStartUpFails(AbortWhenWithoutAbortOn.class, "AbortWhenWithoutAbortOn.handle", "it sets abortWhen without abortOn");
+	}
+
+	static class StoppableAnswers {
+
+		final List<String> seen = new CopyOnWriteArrayList<>();
+
+		@A2Consumer(contract = "support", name = "answers", types = "asked", laneKey = "#session", abortOn = "stop",
+				abortWhen = "#event.payload.reply == #trigger.id")
+		NewEvent answer(Said question) {
+			this.seen.add(question.text());
+			return NewEvent.of("answered", new Said("answer to " + question.text()));
+		}
+
+	}
+
+	static class BadAbortWhen {
+
+		@A2Consumer(contract = "chat", name = "c", abortOn = "echoed", abortWhen = "#event.payload.reply ==")
+		void handle(Said said) {
+		}
+
+	}
+
+	static class AbortWhenWithoutAbortOn {
+
+		@A2Consumer(contract = "chat", name = "c", abortWhen = "true")
+		void handle(Said said) {
+		}
+
 	}
 
 	static class BatchProjection {

@@ -148,7 +148,7 @@ final class MemoryStores implements EventStore, SnapshotStore, WorkStore {
 
 	@Override
 	public List<Claim> claim(String contract, String session, Collection<String> consumers, Instant now, Instant leaseUntil,
-			int limit) {
+			int limit, @Nullable Integer owner) {
 		throw new UnsupportedOperationException("claiming work" + NOT_HERE);
 	}
 

@@ -16,6 +16,7 @@ import java.util.Set;
 import java.util.TreeSet;
 import java.util.UUID;
 import java.util.function.Consumer;
+import java.util.function.IntConsumer;
 import java.util.stream.Collectors;
 
 import javax.sql.DataSource;
@@ -26,6 +27,7 @@ import dev.a2.store.Claim;
 import dev.a2.store.DeadLetter;
 import dev.a2.store.EventStore;
 import dev.a2.store.Finish;
+import dev.a2.store.InstanceLiveness;
 import dev.a2.store.StoredEvent;
 import dev.a2.store.WorkStore;
 import org.jspecify.annotations.Nullable;
@@ -43,7 +45,10 @@ import org.springframework.transaction.support.TransactionTemplate;
  * <p>
  * Claims take the runnable units of a session in one statement ({@code FOR UPDATE SKIP LOCKED}, so
  * instances never wait for each other), each with a fresh claim token; finishing is fenced on that
- * token, so an attempt that lost its claim can neither complete nor fail its unit.
+ * token, so an attempt that lost its claim can neither complete nor fail its unit. A claim records
+ * its instance ({@code owner}); the sweep makes the claims of an instance PostgreSQL no longer sees
+ * alive claimable at once ({@link PostgresInstanceLiveness}), and those of one that stalls when their
+ * leases lapse.
  * <p>
  * Every write runs in a transaction of the given transaction manager (joining the application's when
  * one is active), never on a bare pooled connection: a pool that hands out connections without
@@ -84,12 +89,14 @@ public final class PostgresWorkStore implements WorkStore {
 			    LIMIT :limit - (SELECT count(*) FROM picked_cursors)
 			    FOR UPDATE SKIP LOCKED
 			), units AS (
-			    UPDATE a2_work w SET attempt = w.attempt + 1, claim = gen_random_uuid(), lease_until = :leaseUntil
+			    UPDATE a2_work w SET attempt = w.attempt + 1, claim = gen_random_uuid(), lease_until = :leaseUntil,
+			        owner = :owner
 			    FROM picked_units p
 			    WHERE w.contract = :contract AND w.session_id = :session AND w.consumer = p.consumer AND w.idx = p.idx
 			    RETURNING w.consumer, w.idx, w.lane_key, w.attempt, w.failures, w.claim
 			), cursors AS (
-			    UPDATE a2_cursor k SET attempt = k.attempt + 1, claim = gen_random_uuid(), lease_until = :leaseUntil
+			    UPDATE a2_cursor k SET attempt = k.attempt + 1, claim = gen_random_uuid(), lease_until = :leaseUntil,
+			        owner = :owner
 			    FROM picked_cursors p
 			    WHERE k.contract = :contract AND k.session_id = :session AND k.consumer = p.consumer
 			    RETURNING k.consumer, k.position, k.target, k.types, k.attempt, k.failures, k.claim
@@ -209,6 +216,41 @@ public final class PostgresWorkStore implements WorkStore {
 			UPDATE a2_cursor k SET claim = NULL, lease_until = NULL
 			FROM unnest(:claims) AS f(claim) WHERE k.claim = f.claim
 			  AND k.contract = ANY(:contracts) AND k.session_id = ANY(:sessions)""";
+
+	/**
+	 * Claims whose owner no longer holds its liveness lock ({@link PostgresInstanceLiveness}: the
+	 * instance died or lost its connection) lapse at once: {@code -infinity} is before any instance's
+	 * clock, so the next claim anywhere takes them over as it takes over a lapsed lease (attempt + 1, a
+	 * new token that fences the old attempt), and one past the attempt limit is dead-lettered. Rows
+	 * being claimed or finished right now are skipped for the next sweep.
+	 */
+	private static final String LAPSE_ORPHANED = """
+			WITH live AS (
+			    SELECT l.objid FROM pg_locks l
+			    WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 2 AND l.classid = %1$s::oid
+			      AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
+			), orphaned_units AS (
+			    SELECT w.contract, w.session_id, w.consumer, w.idx FROM a2_work w
+			    WHERE w.lease_until > '-infinity' AND w.owner IS NOT NULL
+			      AND NOT EXISTS (SELECT 1 FROM live WHERE live.objid = w.owner::oid)
+			    FOR UPDATE OF w SKIP LOCKED
+			), units AS (
+			    UPDATE a2_work w SET lease_until = '-infinity'
+			    FROM orphaned_units o
+			    WHERE w.contract = o.contract AND w.session_id = o.session_id AND w.consumer = o.consumer AND w.idx = o.idx
+			    RETURNING 1
+			), orphaned_cursors AS (
+			    SELECT k.contract, k.session_id, k.consumer FROM a2_cursor k
+			    WHERE k.lease_until > '-infinity' AND k.owner IS NOT NULL
+			      AND NOT EXISTS (SELECT 1 FROM live WHERE live.objid = k.owner::oid)
+			    FOR UPDATE OF k SKIP LOCKED
+			), cursors AS (
+			    UPDATE a2_cursor k SET lease_until = '-infinity'
+			    FROM orphaned_cursors o
+			    WHERE k.contract = o.contract AND k.session_id = o.session_id AND k.consumer = o.consumer
+			    RETURNING 1
+			)
+			SELECT (SELECT count(*) FROM units) + (SELECT count(*) FROM cursors)""".formatted(PostgresInstanceLiveness.KEY_SPACE);
 
 	private static final String EXPIRE_EXHAUSTED = """
 			WITH units AS (
@@ -353,6 +395,8 @@ public final class PostgresWorkStore implements WorkStore {
 	/** The most events a cursor claim takes when no other number is given. */
 	public static final int CURSOR_BATCH = 256;
 
+	private final DataSource dataSource;
+
 	private final JdbcClient jdbc;
 
 	private final TransactionTemplate transactions;
@@ -379,6 +423,7 @@ public final class PostgresWorkStore implements WorkStore {
 	 */
 	public PostgresWorkStore(DataSource dataSource, PlatformTransactionManager transactionManager, EventStore events,
 			int maxAttempts, int cursorBatch) {
+		this.dataSource = dataSource;
 		this.jdbc = JdbcClient.create(dataSource);
 		this.transactions = new TransactionTemplate(transactionManager);
 		this.events = events;
@@ -392,8 +437,9 @@ public final class PostgresWorkStore implements WorkStore {
 
 	@Override
 	public List<Claim> claim(String contract, String session, Collection<String> consumers, Instant now,
-			Instant leaseUntil, int limit) {
+			Instant leaseUntil, int limit, @Nullable Integer owner) {
 		return StoreFailures.guard(() -> this.transactions.execute((status) -> leaseOnly(status).sql(CLAIM)
+			.param("owner", owner, java.sql.Types.INTEGER)
 			.param("contract", contract)
 			.param("session", session)
 			.param("consumers", SqlArrays.of("text", consumers.toArray()))
@@ -548,6 +594,23 @@ public final class PostgresWorkStore implements WorkStore {
 			.param("contracts", SqlArrays.of("text", claims.stream().map(Claim::contract).distinct().toArray()))
 			.param("sessions", SqlArrays.of("text", claims.stream().map(Claim::session).distinct().toArray()))
 			.update()));
+	}
+
+	/**
+	 * Holds a liveness lock on a connection of its own ({@link PostgresInstanceLiveness}); it takes one
+	 * connection of the pool for as long as it is open.
+	 */
+	@Override
+	public InstanceLiveness liveness(IntConsumer lost) {
+		return new PostgresInstanceLiveness(this.dataSource, lost);
+	}
+
+	@Override
+	public int lapseOrphaned() {
+		return StoreFailures.guard(() -> this.transactions.execute((status) -> this.jdbc.sql(LAPSE_ORPHANED)
+			.query(Long.class)
+			.single()
+			.intValue()));
 	}
 
 	@Override

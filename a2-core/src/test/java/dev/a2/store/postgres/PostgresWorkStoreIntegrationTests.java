@@ -17,6 +17,7 @@ import com.zaxxer.hikari.HikariDataSource;
 import dev.a2.store.Claim;
 import dev.a2.store.EventToStore;
 import dev.a2.store.Finish;
+import dev.a2.store.InstanceLiveness;
 import dev.a2.store.StoredEvent;
 import dev.a2.store.WorkUnit;
 import dev.a2.test.TestPostgres;
@@ -48,6 +49,43 @@ class PostgresWorkStoreIntegrationTests {
 				return jdbc.sql("SELECT current_setting('synchronous_commit')").query(String.class).single();
 			});
 			assertThat(commits).isEqualTo("on");
+		}
+	}
+
+	@Test
+	void claimsOfAnOwnerWhoseLivenessEndedLapseAtOnceAndOnlyThose() {
+		try (HikariDataSource dataSource = TestPostgres.newSchemaDataSource("work_store_owner", 4)) {
+			PostgresSchema.migrate(dataSource);
+			PostgresEventStore events = new PostgresEventStore(dataSource);
+			PostgresWorkStore work = new PostgresWorkStore(dataSource, events, 10);
+			List<WorkUnit> creates = List.of(WorkUnit.head("echo", null), WorkUnit.cursor("projection", false, null));
+			for (String session : List.of("alive", "dead")) {
+				events.append("chat", session, List.of(new EventToStore("e-1", "message.sent", "{}", null, creates)));
+			}
+			InstanceLiveness alive = work.liveness((owner) -> {
+			});
+			InstanceLiveness dead = work.liveness((owner) -> {
+			});
+			await().atMost(Duration.ofSeconds(10)).until(() -> alive.owner() != null && dead.owner() != null);
+			assertThat(alive.owner()).isNotEqualTo(dead.owner());
+			Instant now = Instant.now();
+			Instant leaseUntil = now.plus(Duration.ofSeconds(30));
+			List<String> consumers = List.of("echo", "projection");
+			assertThat(work.claim("chat", "alive", consumers, now, leaseUntil, 10, alive.owner())).hasSize(2);
+			List<Claim> orphaned = work.claim("chat", "dead", consumers, now, leaseUntil, 10, dead.owner());
+			assertThat(orphaned).hasSize(2);
+			assertThat(work.lapseOrphaned()).as("while both live").isZero();
+
+			dead.close();
+			assertThat(work.lapseOrphaned()).isEqualTo(2);
+			assertThat(work.lapseOrphaned()).as("once").isZero();
+			assertThat(work.claim("chat", "alive", consumers, now, leaseUntil, 10, alive.owner())).isEmpty();
+			// taken over as a lapsed lease is: a new attempt under a new token, which fences the old one
+			List<Claim> takenOver = work.claim("chat", "dead", consumers, now, leaseUntil, 10, alive.owner());
+			assertThat(takenOver).hasSize(2).allSatisfy((claim) -> assertThat(claim.attempt()).isEqualTo(2));
+			assertThat(work.finish(orphaned.stream().map((c) -> Finish.completed(c, List.of(), c.index())).toList(), now))
+				.isEmpty();
+			alive.close();
 		}
 	}
 
