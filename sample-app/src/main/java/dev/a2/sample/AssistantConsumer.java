@@ -33,8 +33,8 @@ import org.springframework.context.annotation.Configuration;
  * {@code abortOn} needs a predicate, and its lane key a function: each thread is a keyed lane, so the
  * replies of one thread come one after another while threads are answered at once.
  * <p>
- * The model is Spring AI's {@link ChatModel} bean: with {@code spring.ai.openai.api-key} set (and the
- * OpenAI starter added, see docs/ai-replies.md) the real one; without, the sample's
+ * The model is Spring AI's {@link ChatModel} bean: with {@code spring.ai.openai.api-key} set, OpenAI's
+ * (the sample carries its starter); without, the sample's
  * {@link OfflineChatModel}, so the tour needs no key and no network.
  */
 @Configuration(proxyBeanMethods = false)
