@@ -93,7 +93,7 @@ public final class Benchmarks {
 				new DrainBenchmarks(dataSource).run(table);
 			}
 			if (wanted(args, "ai")) {
-				new AiBenchmarks(dataSource).run(table);
+				new AiBenchmarks(dataSource, postgres.getJdbcUrl("postgres", "postgres")).run(table);
 			}
 			if (wanted(args, "web")) {
 				new WebBenchmarks(postgres.getJdbcUrl("postgres", "postgres")).run(table);
