@@ -92,8 +92,11 @@ public final class Benchmarks {
 			if (wanted(args, "drain")) {
 				new DrainBenchmarks(dataSource).run(table);
 			}
+			Table ai = new Table(String.format(Locale.ROOT,
+					"AI replies: a scripted model at 50 tokens/s, coalesced (a2.ai defaults: flush 50 ms or 64 tokens) beside a row per token (flush-tokens=1), %d cores",
+					Runtime.getRuntime().availableProcessors()), "a row per token");
 			if (wanted(args, "ai")) {
-				new AiBenchmarks(dataSource).run(table);
+				new AiBenchmarks(dataSource, postgres.getJdbcUrl("postgres", "postgres")).run(ai);
 			}
 			if (wanted(args, "web")) {
 				new WebBenchmarks(postgres.getJdbcUrl("postgres", "postgres")).run(table);
@@ -108,6 +111,9 @@ public final class Benchmarks {
 			}
 			if (!table.isEmpty()) {
 				table.print();
+			}
+			if (!ai.isEmpty()) {
+				ai.print();
 			}
 			if (!axon.isEmpty()) {
 				axon.print();
