@@ -316,6 +316,11 @@ public final class ReplyStream {
 	 */
 	private Step streamStep(ConsumerContext context, Flux<ChatResponse> responses, ReplyWriter writer) {
 		Step step = new Step();
+		if (context.signal().isAborted()) {
+			// stopped before the model was asked: it is never called
+			step.ending = ReplyOutcome.Ending.STOPPED;
+			return step;
+		}
 		Map<String, AssistantMessage.ToolCall> toolCalls = new LinkedHashMap<>();
 		LinkedBlockingQueue<Object> queue = new LinkedBlockingQueue<>();
 		Disposable subscription = responses.subscribe(queue::add, queue::add, () -> queue.add(END));
@@ -327,7 +332,8 @@ public final class ReplyStream {
 		long flushAt = 0;
 		boolean first = true;
 		try {
-			while (true) {
+			// chunks the model sent before an abort wait in the queue ahead of it: none is written after it
+			while (!context.signal().isAborted()) {
 				Object item = next(context, queue, writer.hasPending() ? Math.max(0, flushAt - System.nanoTime()) : -1);
 				if (item == null) {
 					writer.flush();
