@@ -61,8 +61,8 @@ public final class A2AutoConfiguration {
 	@Bean
 	@ConditionalOnMissingBean
 	@ConditionalOnProperty(name = "a2.store.initialize-schema", havingValue = "always", matchIfMissing = true)
-	A2SchemaInitializer a2SchemaInitializer(ObjectProvider<DataSource> dataSource) {
-		return new A2SchemaInitializer(requireDataSource(dataSource));
+	A2SchemaInitializer a2SchemaInitializer(ObjectProvider<DataSource> dataSource, A2Properties properties) {
+		return new A2SchemaInitializer(requireDataSource(dataSource), properties.getStore().isDistribute());
 	}
 
 	@Bean

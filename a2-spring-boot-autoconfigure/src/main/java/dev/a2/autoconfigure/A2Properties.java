@@ -197,6 +197,22 @@ public class A2Properties {
 		 */
 		private SchemaInitialization initializeSchema = SchemaInitialization.ALWAYS;
 
+		/**
+		 * On a Citus coordinator, whether the migration that creates A2's tables distributes
+		 * them by session_id, colocated with a2_session (the shard count is Citus's,
+		 * citus.shard_count, left to the operator). Read once, when that migration runs; no
+		 * effect on plain PostgreSQL.
+		 */
+		private boolean distribute = true;
+
+		public boolean isDistribute() {
+			return this.distribute;
+		}
+
+		public void setDistribute(boolean distribute) {
+			this.distribute = distribute;
+		}
+
 		public SchemaInitialization getInitializeSchema() {
 			return this.initializeSchema;
 		}

@@ -14,13 +14,21 @@ public class A2SchemaInitializer implements InitializingBean {
 
 	private final DataSource dataSource;
 
+	private final boolean distribute;
+
 	public A2SchemaInitializer(DataSource dataSource) {
+		this(dataSource, true);
+	}
+
+	/** @param distribute whether the tables are distributed on a Citus coordinator ({@code a2.store.distribute}) */
+	public A2SchemaInitializer(DataSource dataSource, boolean distribute) {
 		this.dataSource = dataSource;
+		this.distribute = distribute;
 	}
 
 	@Override
 	public void afterPropertiesSet() {
-		PostgresSchema.migrate(this.dataSource);
+		PostgresSchema.migrate(this.dataSource, this.distribute);
 	}
 
 }

@@ -117,6 +117,18 @@ public final class PostgresEventStore implements EventStore {
 		}
 	}
 
+	/**
+	 * The append on Citus: the same work as the statement above, in the function {@code a2_append}
+	 * (migration V5), whose call Citus delegates to the worker holding the session's shard, where it
+	 * runs as one local transaction. Inside the application's transaction the coordinator runs it
+	 * statement by statement, each on that one shard.
+	 */
+	private static final String APPEND_FUNCTION = """
+			SELECT idx, id, created_at, clear_index
+			FROM a2_append(:contract, :session, :ids, :types, :payloads, CAST(:createdAt AS timestamptz),
+			               :causeConsumers, :causeLanes, :causeIndexes, :causeAttempts, :workIds, :workConsumers, :workKeys,
+			               :cursorIds, :cursorConsumers, :cursorBackfills, :cursorTypes)""";
+
 	private static final String LOCK_SESSION = """
 			SELECT last_index, clear_index, cleared_at FROM a2_session
 			WHERE contract = :contract AND session_id = :session
@@ -137,7 +149,7 @@ public final class PostgresEventStore implements EventStore {
 			LEFT JOIN LATERAL (
 			    SELECT %s
 			    FROM a2_event e
-			    WHERE e.contract = s.contract AND e.session_id = s.session_id
+			    WHERE e.contract = :contract AND e.session_id = :session
 			      AND e.idx > greatest(:after, s.cleared_at)
 			    ORDER BY e.idx
 			    LIMIT :limit
@@ -185,6 +197,8 @@ public final class PostgresEventStore implements EventStore {
 
 	private final @Nullable Clock clock;
 
+	private final CitusTables citus;
+
 	public PostgresEventStore(DataSource dataSource) {
 		this(dataSource, new DataSourceTransactionManager(dataSource));
 	}
@@ -206,6 +220,7 @@ public final class PostgresEventStore implements EventStore {
 		this.jdbc = JdbcClient.create(dataSource);
 		this.transactions = new TransactionTemplate(transactionManager);
 		this.clock = clock;
+		this.citus = new CitusTables(dataSource);
 	}
 
 	/** The {@code createdAt} of what is written now: {@code null} lets the database stamp it. */
@@ -337,7 +352,9 @@ public final class PostgresEventStore implements EventStore {
 			working |= !event.work().isEmpty();
 			byId.put(event.id(), event);
 		}
-		StatementSpec statement = this.jdbc.sql(APPENDS[(caused ? CAUSES : 0) | (working ? WORKS : 0)])
+		boolean function = this.citus.distributed();
+		StatementSpec statement = this.jdbc
+			.sql(function ? APPEND_FUNCTION : APPENDS[(caused ? CAUSES : 0) | (working ? WORKS : 0)])
 			.param("contract", contract)
 			.param("session", session)
 			.param("count", count)
@@ -345,10 +362,10 @@ public final class PostgresEventStore implements EventStore {
 			.param("types", SqlArrays.of("text", types))
 			.param("payloads", SqlArrays.of("text", payloads))
 			.param("createdAt", createdAt(), Types.TIMESTAMP_WITH_TIMEZONE);
-		if (caused) {
+		if (caused || function) {
 			statement = bindCauses(statement, events);
 		}
-		if (working) {
+		if (working || function) {
 			statement = bindWork(statement, events);
 		}
 		List<StoredEvent> inserted = new ArrayList<>(statement.query((rs, row) -> {

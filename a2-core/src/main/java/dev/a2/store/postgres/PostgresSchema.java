@@ -49,6 +49,8 @@ public final class PostgresSchema {
 
 	private static final String LOCK = "SELECT pg_advisory_xact_lock(" + LOCK_KEY + ")";
 
+	private static final String DISTRIBUTE = "SELECT set_config('a2.distribute', ?, true)";
+
 	private static final String CREATE_HISTORY = """
 			CREATE TABLE IF NOT EXISTS a2_schema_history (
 			    version     integer     PRIMARY KEY,
@@ -71,12 +73,25 @@ public final class PostgresSchema {
 	 * @return the number of migrations applied
 	 */
 	public static int migrate(DataSource dataSource) {
+		return migrate(dataSource, true);
+	}
+
+	/**
+	 * Applies the migrations the database lacks, in the schema the connections of {@code dataSource}
+	 * use.
+	 * @param distribute on a Citus coordinator, whether the migration that creates the tables
+	 * distributes them by session (it reads {@code a2.distribute}, set here for its transaction)
+	 * @return the number of migrations applied
+	 */
+	public static int migrate(DataSource dataSource, boolean distribute) {
 		List<Migration> migrations = migrations();
 		JdbcClient jdbc = JdbcClient.create(dataSource);
 		// migrations run as plain scripts: no parameter parsing of their text
 		JdbcTemplate scripts = new JdbcTemplate(dataSource);
 		Integer applied = new TransactionTemplate(new DataSourceTransactionManager(dataSource)).execute((status) -> {
 			jdbc.sql(LOCK).query((rs) -> {
+			});
+			jdbc.sql(DISTRIBUTE).param(Boolean.toString(distribute)).query((rs) -> {
 			});
 			jdbc.sql(CREATE_HISTORY).update();
 			Map<Integer, String> done = new TreeMap<>();
