@@ -44,4 +44,12 @@ final class A2TestSupport {
 			.single();
 	}
 
+	/** Whether the tests run on a Citus coordinator ({@code A2_TEST_CITUS_URL}). */
+	static boolean onCitus(DataSource dataSource) {
+		return Boolean.TRUE.equals(JdbcClient.create(dataSource)
+			.sql("SELECT to_regclass('pg_catalog.pg_dist_partition') IS NOT NULL")
+			.query(Boolean.class)
+			.single());
+	}
+
 }

@@ -16,13 +16,16 @@ import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 
 /**
  * The one way tests get a real PostgreSQL, started once per JVM: {@code A2_TEST_JDBC_URL} when set
- * (with {@code A2_TEST_JDBC_USER} and {@code A2_TEST_JDBC_PASSWORD}); else a Testcontainers
+ * (with {@code A2_TEST_JDBC_USER} and {@code A2_TEST_JDBC_PASSWORD}), else {@code A2_TEST_CITUS_URL}
+ * (a Citus coordinator); else a Testcontainers
  * PostgreSQL when Docker runs; else the embedded PostgreSQL binary from Maven Central. Each caller
  * gets a schema of its own, so test classes never see each other's rows.
  */
 public final class TestPostgres {
 
 	private static final AtomicInteger schemas = new AtomicInteger();
+
+	private static final String RUN = Long.toString(System.nanoTime() & 0xffffffL, 36);
 
 	private static Server server;
 
@@ -60,10 +63,11 @@ public final class TestPostgres {
 
 	/** Creates a fresh schema named after {@code owner}, and answers its name. */
 	public static String newSchema(String owner) {
-		String schema = ("t_" + owner.toLowerCase(Locale.ROOT).replaceAll("[^a-z0-9]+", "_") + "_"
+		// a server that outlives the JVM (A2_TEST_JDBC_URL, a Citus cluster) keeps earlier runs' schemas
+		String schema = ("t_" + owner.toLowerCase(Locale.ROOT).replaceAll("[^a-z0-9]+", "_") + "_" + RUN + "_"
 				+ schemas.incrementAndGet());
 		if (schema.length() > 60) {
-			schema = schema.substring(0, 40) + "_" + schemas.get();
+			schema = schema.substring(0, 40) + "_" + RUN + "_" + schemas.get();
 		}
 		try (HikariDataSource admin = dataSource(server().jdbcUrl(), 1);
 				Connection connection = admin.getConnection();
@@ -93,6 +97,10 @@ public final class TestPostgres {
 
 	private static Server start() {
 		String url = System.getenv("A2_TEST_JDBC_URL");
+		if (url == null || url.isBlank()) {
+			// a Citus coordinator: every test then runs on A2's tables distributed by session
+			url = System.getenv("A2_TEST_CITUS_URL");
+		}
 		if (url != null && !url.isBlank()) {
 			return new Server(url, envOr("A2_TEST_JDBC_USER", "postgres"), envOr("A2_TEST_JDBC_PASSWORD", "postgres"));
 		}

@@ -1,6 +1,9 @@
 package dev.a2.store.postgres;
 
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.StringJoiner;
 
 import javax.sql.DataSource;
 
@@ -27,10 +30,13 @@ public final class PostgresSnapshotStore implements SnapshotStore {
 			ORDER BY idx DESC
 			LIMIT 1""";
 
+	/**
+	 * A {@code VALUES} list of {@code %s} rows (rows(int)) rather than {@code unnest}: on
+	 * Citus it then runs on the session's shard in one step.
+	 */
 	private static final String SAVE = """
 			INSERT INTO a2_state_snapshot (contract, session_id, reducer, idx, state)
-			SELECT :contract, :session, :reducer, s.idx, s.state::jsonb
-			FROM unnest(:indexes, :states) AS s(idx, state)
+			VALUES %s
 			ON CONFLICT (contract, session_id, reducer, idx) DO NOTHING""";
 
 	private static final String DELETE_THROUGH = """
@@ -69,13 +75,29 @@ public final class PostgresSnapshotStore implements SnapshotStore {
 		if (snapshots.isEmpty()) {
 			return;
 		}
-		StoreFailures.guard(() -> this.transactions.execute((status) -> this.jdbc.sql(SAVE)
+		StoreFailures.guard(() -> this.transactions.execute((status) -> this.jdbc.sql(SAVE.formatted(rows(snapshots.size())))
 			.param("contract", contract)
 			.param("session", session)
 			.param("reducer", reducer)
-			.param("indexes", SqlArrays.of("int8", snapshots.stream().map(Snapshot::index).toArray(Long[]::new)))
-			.param("states", SqlArrays.of("text", snapshots.stream().map(Snapshot::state).toArray(String[]::new)))
+			.params(snapshotParams(snapshots))
 			.update()));
+	}
+
+	private static String rows(int count) {
+		StringJoiner rows = new StringJoiner(", ");
+		for (int i = 0; i < count; i++) {
+			rows.add("(:contract, :session, :reducer, :index" + i + ", CAST(:state" + i + " AS jsonb))");
+		}
+		return rows.toString();
+	}
+
+	private static Map<String, Object> snapshotParams(List<Snapshot> snapshots) {
+		Map<String, Object> params = new HashMap<>();
+		for (int i = 0; i < snapshots.size(); i++) {
+			params.put("index" + i, snapshots.get(i).index());
+			params.put("state" + i, snapshots.get(i).state());
+		}
+		return params;
 	}
 
 	@Override

@@ -16,6 +16,7 @@ import java.util.Set;
 import java.util.TreeSet;
 import java.util.UUID;
 import java.util.function.Consumer;
+import java.util.function.Function;
 import java.util.function.IntConsumer;
 import java.util.stream.Collectors;
 
@@ -69,7 +70,9 @@ public final class PostgresWorkStore implements WorkStore {
 	/**
 	 * Every claim becomes one run on one of the instance's run permits, so units and cursors together
 	 * stay within the limit: cursors first (at most one per fixed-lane consumer, each a batch of
-	 * events), units take what is left.
+	 * events), units take what is left. Each claim's token is derived from a random nonce of the
+	 * statement and the row's key: {@code md5} is immutable, and Citus refuses a volatile function such
+	 * as {@code gen_random_uuid()} in an {@code UPDATE} of a distributed table.
 	 */
 	private static final String CLAIM = """
 			WITH picked_cursors AS (
@@ -83,19 +86,21 @@ public final class PostgresWorkStore implements WorkStore {
 			    WHERE c.contract = :contract AND c.session_id = :session AND c.consumer = ANY(:consumers) AND %1$s
 			      AND (c.lane_key IS NULL OR NOT EXISTS (
 			          SELECT 1 FROM a2_work p
-			          WHERE p.contract = c.contract AND p.session_id = c.session_id AND p.consumer = c.consumer
+			          WHERE p.contract = :contract AND p.session_id = :session AND p.consumer = c.consumer
 			            AND p.lane_key = c.lane_key AND p.idx < c.idx))
 			    ORDER BY c.idx
 			    LIMIT :limit - (SELECT count(*) FROM picked_cursors)
 			    FOR UPDATE SKIP LOCKED
 			), units AS (
-			    UPDATE a2_work w SET attempt = w.attempt + 1, claim = gen_random_uuid(), lease_until = :leaseUntil,
+			    UPDATE a2_work w SET attempt = w.attempt + 1, claim = md5(:nonce || '/' || w.consumer || '/' || w.idx::text)::uuid,
+			        lease_until = :leaseUntil,
 			        owner = :owner
 			    FROM picked_units p
 			    WHERE w.contract = :contract AND w.session_id = :session AND w.consumer = p.consumer AND w.idx = p.idx
 			    RETURNING w.consumer, w.idx, w.lane_key, w.attempt, w.failures, w.claim
 			), cursors AS (
-			    UPDATE a2_cursor k SET attempt = k.attempt + 1, claim = gen_random_uuid(), lease_until = :leaseUntil,
+			    UPDATE a2_cursor k SET attempt = k.attempt + 1, claim = md5(:nonce || '/' || k.consumer)::uuid,
+			        lease_until = :leaseUntil,
 			        owner = :owner
 			    FROM picked_cursors p
 			    WHERE k.contract = :contract AND k.session_id = :session AND k.consumer = p.consumer
@@ -122,6 +127,7 @@ public final class PostgresWorkStore implements WorkStore {
 			     AS f(contract, session_id, consumer, idx, claim, error, retry_at, dead)
 			WHERE w.contract = f.contract AND w.session_id = f.session_id AND w.consumer = f.consumer AND w.idx = f.idx
 			  AND w.claim = f.claim
+			  AND w.contract = ANY(:contractSet) AND w.session_id = ANY(:sessionSet)
 			RETURNING f.claim""";
 
 	private static final String COMPLETE_UNITS = """
@@ -129,6 +135,7 @@ public final class PostgresWorkStore implements WorkStore {
 			USING unnest(:contracts, :sessions, :consumers, :indexes, :claims) AS f(contract, session_id, consumer, idx, claim)
 			WHERE w.contract = f.contract AND w.session_id = f.session_id AND w.consumer = f.consumer AND w.idx = f.idx
 			  AND w.claim = f.claim
+			  AND w.contract = ANY(:contractSet) AND w.session_id = ANY(:sessionSet)
 			RETURNING w.claim""";
 
 	private static final String FINISH_CURSORS = """
@@ -138,6 +145,7 @@ public final class PostgresWorkStore implements WorkStore {
 			FROM unnest(:contracts, :sessions, :consumers, :indexes, :claims, :errors, :retryAts, :deads, :failedIndexes)
 			     AS f(contract, session_id, consumer, idx, claim, error, retry_at, dead, failed_idx)
 			WHERE k.contract = f.contract AND k.session_id = f.session_id AND k.consumer = f.consumer AND k.claim = f.claim
+			  AND k.contract = ANY(:contractSet) AND k.session_id = ANY(:sessionSet)
 			RETURNING f.claim""";
 
 	private static final String COMPLETE_CURSORS = """
@@ -146,6 +154,7 @@ public final class PostgresWorkStore implements WorkStore {
 			    last_error = NULL, failed_idx = NULL, failed_at = NULL
 			FROM unnest(:contracts, :sessions, :consumers, :indexes, :claims) AS f(contract, session_id, consumer, idx, claim)
 			WHERE k.contract = f.contract AND k.session_id = f.session_id AND k.consumer = f.consumer AND k.claim = f.claim
+			  AND k.contract = ANY(:contractSet) AND k.session_id = ANY(:sessionSet)
 			RETURNING f.claim""";
 
 	/**
@@ -155,6 +164,7 @@ public final class PostgresWorkStore implements WorkStore {
 	private static final String LOCK_SESSIONS = """
 			SELECT s.contract, s.session_id FROM a2_session s
 			JOIN unnest(:contracts, :sessions) AS f(contract, session_id) ON s.contract = f.contract AND s.session_id = f.session_id
+			WHERE s.contract = ANY(:contractSet) AND s.session_id = ANY(:sessionSet)
 			ORDER BY s.contract, s.session_id
 			FOR UPDATE OF s""";
 
@@ -166,6 +176,7 @@ public final class PostgresWorkStore implements WorkStore {
 			SELECT 1 FROM a2_cursor k
 			JOIN unnest(:contracts, :sessions, :consumers) AS f(contract, session_id, consumer)
 			  ON k.contract = f.contract AND k.session_id = f.session_id AND k.consumer = f.consumer
+			WHERE k.contract = ANY(:contractSet) AND k.session_id = ANY(:sessionSet)
 			ORDER BY k.contract, k.session_id, k.consumer
 			FOR UPDATE OF k""";
 
@@ -184,85 +195,115 @@ public final class PostgresWorkStore implements WorkStore {
 			    SELECT w.contract, w.session_id, w.consumer, w.idx FROM a2_work w
 			    JOIN f ON w.contract = f.contract AND w.session_id = f.session_id AND w.consumer = f.consumer
 			          AND w.idx = f.idx AND w.claim = f.claim
+			    WHERE w.contract = ANY(:contractSet) AND w.session_id = ANY(:sessionSet)
 			    FOR UPDATE OF w SKIP LOCKED
 			), units AS (
 			    UPDATE a2_work w SET lease_until = :leaseUntil
 			    FROM free_units l
 			    WHERE w.contract = l.contract AND w.session_id = l.session_id AND w.consumer = l.consumer AND w.idx = l.idx
+			      AND w.contract = ANY(:contractSet) AND w.session_id = ANY(:sessionSet)
 			), free_cursors AS (
 			    SELECT k.contract, k.session_id, k.consumer FROM a2_cursor k
 			    JOIN f ON k.contract = f.contract AND k.session_id = f.session_id AND k.consumer = f.consumer
 			          AND k.claim = f.claim
+			    WHERE k.contract = ANY(:contractSet) AND k.session_id = ANY(:sessionSet)
 			    FOR UPDATE OF k SKIP LOCKED
 			), cursors AS (
 			    UPDATE a2_cursor k SET lease_until = :leaseUntil
 			    FROM free_cursors l
 			    WHERE k.contract = l.contract AND k.session_id = l.session_id AND k.consumer = l.consumer
+			      AND k.contract = ANY(:contractSet) AND k.session_id = ANY(:sessionSet)
 			)
 			SELECT f.claim FROM f
 			WHERE EXISTS (SELECT 1 FROM a2_work w
 			              WHERE w.contract = f.contract AND w.session_id = f.session_id AND w.consumer = f.consumer
-			                AND w.idx = f.idx AND w.claim = f.claim)
+			                AND w.idx = f.idx AND w.claim = f.claim
+			                AND w.contract = ANY(:contractSet) AND w.session_id = ANY(:sessionSet))
 			   OR EXISTS (SELECT 1 FROM a2_cursor k
 			              WHERE k.contract = f.contract AND k.session_id = f.session_id AND k.consumer = f.consumer
-			                AND k.claim = f.claim)""";
+			                AND k.claim = f.claim
+			                AND k.contract = ANY(:contractSet) AND k.session_id = ANY(:sessionSet))""";
 
 	private static final String RELEASE = """
 			WITH units AS (
 			    UPDATE a2_work w SET claim = NULL, lease_until = NULL
 			    FROM unnest(:claims) AS f(claim) WHERE w.claim = f.claim AND w.lease_until IS NOT NULL
-			      AND w.contract = ANY(:contracts) AND w.session_id = ANY(:sessions)
+			      AND w.contract = ANY(:contractSet) AND w.session_id = ANY(:sessionSet)
 			)
 			UPDATE a2_cursor k SET claim = NULL, lease_until = NULL
 			FROM unnest(:claims) AS f(claim) WHERE k.claim = f.claim
-			  AND k.contract = ANY(:contracts) AND k.session_id = ANY(:sessions)""";
+			  AND k.contract = ANY(:contractSet) AND k.session_id = ANY(:sessionSet)""";
 
 	/**
-	 * Claims whose owner no longer holds its liveness lock ({@link PostgresInstanceLiveness}: the
-	 * instance died or lost its connection) lapse at once: {@code -infinity} is before any instance's
-	 * clock, so the next claim anywhere takes them over as it takes over a lapsed lease (attempt + 1, a
-	 * new token that fences the old attempt), and one past the attempt limit is dead-lettered. Rows
-	 * being claimed or finished right now are skipped for the next sweep.
+	 * The owners of the leases held now, with their sessions: a read, which locks nothing (on Citus
+	 * it reads every shard). Read before the live owners, so that an owner seen here and not there is
+	 * gone: an instance takes its lock before it claims.
+	 */
+	private static final String LEASE_OWNERS = """
+			SELECT contract, session_id, owner FROM a2_work WHERE lease_until > '-infinity' AND owner IS NOT NULL
+			UNION
+			SELECT contract, session_id, owner FROM a2_cursor WHERE lease_until > '-infinity' AND owner IS NOT NULL""";
+
+	/** The instances alive, by their liveness locks ({@link PostgresInstanceLiveness}). */
+	private static final String LIVE_OWNERS = """
+			SELECT l.objid::bigint AS owner FROM pg_locks l
+			WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 2 AND l.classid = %1$s::oid
+			  AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())"""
+		.formatted(PostgresInstanceLiveness.KEY_SPACE);
+
+	/**
+	 * Claims whose owner no longer holds its liveness lock (the instance died or lost its connection)
+	 * lapse at once: {@code -infinity} is before any instance's clock, so the next claim anywhere takes
+	 * them over as it takes over a lapsed lease (attempt + 1, a new token that fences the old attempt),
+	 * and one past the attempt limit is dead-lettered. Rows being claimed or finished right now are
+	 * skipped for the next sweep.
 	 */
 	private static final String LAPSE_ORPHANED = """
-			WITH live AS (
-			    SELECT l.objid FROM pg_locks l
-			    WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 2 AND l.classid = %1$s::oid
-			      AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
-			), orphaned_units AS (
+			WITH orphaned_units AS (
 			    SELECT w.contract, w.session_id, w.consumer, w.idx FROM a2_work w
-			    WHERE w.lease_until > '-infinity' AND w.owner IS NOT NULL
-			      AND NOT EXISTS (SELECT 1 FROM live WHERE live.objid = w.owner::oid)
+			    WHERE w.contract = ANY(:contractSet) AND w.session_id = ANY(:sessionSet)
+			      AND w.lease_until > '-infinity' AND w.owner = ANY(:owners)
 			    FOR UPDATE OF w SKIP LOCKED
 			), units AS (
 			    UPDATE a2_work w SET lease_until = '-infinity'
 			    FROM orphaned_units o
 			    WHERE w.contract = o.contract AND w.session_id = o.session_id AND w.consumer = o.consumer AND w.idx = o.idx
+			      AND w.contract = ANY(:contractSet) AND w.session_id = ANY(:sessionSet)
 			    RETURNING 1
 			), orphaned_cursors AS (
 			    SELECT k.contract, k.session_id, k.consumer FROM a2_cursor k
-			    WHERE k.lease_until > '-infinity' AND k.owner IS NOT NULL
-			      AND NOT EXISTS (SELECT 1 FROM live WHERE live.objid = k.owner::oid)
+			    WHERE k.contract = ANY(:contractSet) AND k.session_id = ANY(:sessionSet)
+			      AND k.lease_until > '-infinity' AND k.owner = ANY(:owners)
 			    FOR UPDATE OF k SKIP LOCKED
 			), cursors AS (
 			    UPDATE a2_cursor k SET lease_until = '-infinity'
 			    FROM orphaned_cursors o
 			    WHERE k.contract = o.contract AND k.session_id = o.session_id AND k.consumer = o.consumer
+			      AND k.contract = ANY(:contractSet) AND k.session_id = ANY(:sessionSet)
 			    RETURNING 1
 			)
-			SELECT (SELECT count(*) FROM units) + (SELECT count(*) FROM cursors)""".formatted(PostgresInstanceLiveness.KEY_SPACE);
+			SELECT (SELECT count(*) FROM units) + (SELECT count(*) FROM cursors)""";
+
+	/** The sessions with a lease lapsed after its last allowed attempt: a read, which locks nothing. */
+	private static final String EXHAUSTED_SESSIONS = """
+			SELECT contract, session_id FROM a2_work WHERE lease_until < :now AND attempt >= :maxAttempts AND NOT dead
+			UNION
+			SELECT contract, session_id FROM a2_cursor WHERE lease_until < :now AND attempt >= :maxAttempts AND NOT dead""";
 
 	private static final String EXPIRE_EXHAUSTED = """
 			WITH units AS (
 			    UPDATE a2_work SET dead = true, last_error = :error, failed_at = :now, claim = NULL, lease_until = NULL
-			    WHERE lease_until < :now AND attempt >= :maxAttempts AND NOT dead
+			    WHERE contract = ANY(:contractSet) AND session_id = ANY(:sessionSet)
+			      AND lease_until < :now AND attempt >= :maxAttempts AND NOT dead
 			    RETURNING 1
 			), cursors AS (
 			    UPDATE a2_cursor k SET dead = true, last_error = :error, failed_at = :now, claim = NULL, lease_until = NULL,
 			        failed_idx = (SELECT min(e.idx) FROM a2_event e
 			                      WHERE e.contract = k.contract AND e.session_id = k.session_id AND e.idx > k.position
+			                        AND e.session_id = ANY(:sessionSet)
 			                        AND e.type <> '%s' AND (k.types IS NULL OR e.type = ANY(k.types)))
-			    WHERE lease_until < :now AND attempt >= :maxAttempts AND NOT dead
+			    WHERE k.contract = ANY(:contractSet) AND k.session_id = ANY(:sessionSet)
+			      AND lease_until < :now AND attempt >= :maxAttempts AND NOT dead
 			    RETURNING 1
 			)
 			SELECT (SELECT count(*) FROM units) + (SELECT count(*) FROM cursors)""".formatted(EventStore.CLEAR_MARKER);
@@ -385,12 +426,22 @@ public final class PostgresWorkStore implements WorkStore {
 			VALUES (:contract, :session, :id, :dueAt, :clearIndex, CAST(:events AS jsonb), :ifLastIndex)
 			ON CONFLICT (contract, session_id, id) DO NOTHING""";
 
-	private static final String TAKE_DUE = """
+	/** Tasks due now, oldest first: a read, which locks nothing; {@link #TAKE} takes one. */
+	private static final String DUE_TASKS = """
+			SELECT contract, session_id, id FROM a2_schedule WHERE due_at <= :now ORDER BY due_at LIMIT :limit""";
+
+	/** Takes one task by its key unless another instance is taking it (its session's shard alone on Citus). */
+	private static final String TAKE = """
 			DELETE FROM a2_schedule t
-			WHERE (t.contract, t.session_id, t.id) = (
-			    SELECT contract, session_id, id FROM a2_schedule WHERE due_at <= :now
-			    ORDER BY due_at LIMIT 1 FOR UPDATE SKIP LOCKED)
+			WHERE t.contract = :contract AND t.session_id = :session AND t.id = :id
+			  AND (t.contract, t.session_id, t.id) = (
+			    SELECT contract, session_id, id FROM a2_schedule
+			    WHERE contract = :contract AND session_id = :session AND id = :id AND due_at <= :now
+			    FOR UPDATE SKIP LOCKED)
 			RETURNING t.contract, t.session_id, t.id, t.due_at, t.clear_index, t.events::text AS events, t.if_last_index""";
+
+	/** How many due tasks one look reads: taking one of them, a sweep moves past those others are taking. */
+	private static final int DUE_TASKS_READ = 16;
 
 	/** The most events a cursor claim takes when no other number is given. */
 	public static final int CURSOR_BATCH = 256;
@@ -406,6 +457,8 @@ public final class PostgresWorkStore implements WorkStore {
 	private final int maxAttempts;
 
 	private final int cursorBatch;
+
+	private final CitusTables citus;
 
 	/**
 	 * @param events the store that appends the events completed attempts return, in the same
@@ -429,6 +482,7 @@ public final class PostgresWorkStore implements WorkStore {
 		this.events = events;
 		this.maxAttempts = maxAttempts;
 		this.cursorBatch = cursorBatch;
+		this.citus = new CitusTables(dataSource);
 	}
 
 	public PostgresWorkStore(DataSource dataSource, EventStore events, int maxAttempts) {
@@ -439,6 +493,7 @@ public final class PostgresWorkStore implements WorkStore {
 	public List<Claim> claim(String contract, String session, Collection<String> consumers, Instant now,
 			Instant leaseUntil, int limit, @Nullable Integer owner) {
 		return StoreFailures.guard(() -> this.transactions.execute((status) -> leaseOnly(status).sql(CLAIM)
+			.param("nonce", UUID.randomUUID().toString())
 			.param("owner", owner, java.sql.Types.INTEGER)
 			.param("contract", contract)
 			.param("session", session)
@@ -480,12 +535,25 @@ public final class PostgresWorkStore implements WorkStore {
 
 	private Set<UUID> finishInTransaction(List<Finish> finishes, @Nullable OffsetDateTime now) {
 		Set<UUID> accepted = new HashSet<>();
+		for (List<Finish> group : groups(finishes, (finish) -> session(finish.claim()))) {
+			finishGroup(group, now, accepted);
+		}
+		for (Finish finish : finishes) {
+			if (!finish.events().isEmpty() && accepted.contains(finish.claim().token())) {
+				this.events.append(finish.claim().contract(), finish.claim().session(), finish.events());
+			}
+		}
+		return accepted;
+	}
+
+	/** Locks what the finishes of {@code finishes} (one group, sorted) change, and changes it. */
+	private void finishGroup(List<Finish> finishes, @Nullable OffsetDateTime now, Set<UUID> accepted) {
 		List<Claim> appending = finishes.stream()
 			.filter((f) -> !f.events().isEmpty())
 			.map(Finish::claim)
 			.toList();
 		if (!appending.isEmpty()) {
-			this.jdbc.sql(LOCK_SESSIONS)
+			sessions(this.jdbc.sql(LOCK_SESSIONS), appending)
 				.param("contracts", SqlArrays.of("text", appending.stream().map(Claim::contract).toArray()))
 				.param("sessions", SqlArrays.of("text", appending.stream().map(Claim::session).toArray()))
 				.query((rs) -> {
@@ -519,12 +587,39 @@ public final class PostgresWorkStore implements WorkStore {
 					.list());
 			}
 		}
-		for (Finish finish : finishes) {
-			if (!finish.events().isEmpty() && accepted.contains(finish.claim().token())) {
-				this.events.append(finish.claim().contract(), finish.claim().session(), finish.events());
-			}
+	}
+
+	/**
+	 * The items in groups of claims whose statements run together: on Citus one group per session,
+	 * in the items' order, so that each statement names one session and runs on one shard; on plain
+	 * PostgreSQL all of them, in one statement each.
+	 */
+	private <T> Collection<List<T>> groups(Collection<T> items, Function<T, SessionRef> session) {
+		if (!this.citus.distributed()) {
+			return List.of(List.copyOf(items));
 		}
-		return accepted;
+		Map<SessionRef, List<T>> bySession = new LinkedHashMap<>();
+		for (T item : items) {
+			bySession.computeIfAbsent(session.apply(item), (key) -> new ArrayList<>()).add(item);
+		}
+		return bySession.values();
+	}
+
+	private static SessionRef session(Claim claim) {
+		return new SessionRef(claim.contract(), claim.session());
+	}
+
+	/**
+	 * Binds the sessions a statement may touch: its rows come from arrays, so without these PostgreSQL
+	 * would still find them, but Citus could not tell which shards hold them.
+	 */
+	private static JdbcClient.StatementSpec sessions(JdbcClient.StatementSpec statement, Collection<Claim> claims) {
+		return sessionRefs(statement, claims.stream().map(PostgresWorkStore::session).toList());
+	}
+
+	private static JdbcClient.StatementSpec sessionRefs(JdbcClient.StatementSpec statement, Collection<SessionRef> sessions) {
+		return statement.param("contractSet", SqlArrays.of("text", sessions.stream().map(SessionRef::contract).distinct().toArray()))
+			.param("sessionSet", SqlArrays.of("text", sessions.stream().map(SessionRef::session).distinct().toArray()));
 	}
 
 	/**
@@ -539,7 +634,7 @@ public final class PostgresWorkStore implements WorkStore {
 		if (cursors.isEmpty()) {
 			return;
 		}
-		this.jdbc.sql(LOCK_CURSORS)
+		sessions(this.jdbc.sql(LOCK_CURSORS), cursors)
 			.param("contracts", SqlArrays.of("text", cursors.stream().map(Claim::contract).toArray()))
 			.param("sessions", SqlArrays.of("text", cursors.stream().map(Claim::session).toArray()))
 			.param("consumers", SqlArrays.of("text", cursors.stream().map(Claim::consumer).toArray()))
@@ -548,7 +643,7 @@ public final class PostgresWorkStore implements WorkStore {
 	}
 
 	private static JdbcClient.StatementSpec keys(JdbcClient.StatementSpec statement, List<Finish> finishes) {
-		return statement.param("contracts", SqlArrays.of("text", finishes.stream().map((f) -> f.claim().contract()).toArray()))
+		return sessions(statement, finishes.stream().map(Finish::claim).toList()).param("contracts", SqlArrays.of("text", finishes.stream().map((f) -> f.claim().contract()).toArray()))
 			.param("sessions", SqlArrays.of("text", finishes.stream().map((f) -> f.claim().session()).toArray()))
 			.param("consumers", SqlArrays.of("text", finishes.stream().map((f) -> f.claim().consumer()).toArray()))
 			.param("indexes", SqlArrays.of("int8", finishes.stream().map(Finish::through).toArray()))
@@ -573,15 +668,21 @@ public final class PostgresWorkStore implements WorkStore {
 		if (claims.isEmpty()) {
 			return Set.of();
 		}
-		return StoreFailures.guard(() -> new HashSet<>(this.transactions.execute((status) -> leaseOnly(status).sql(RENEW)
-			.param("leaseUntil", time(leaseUntil))
-			.param("contracts", SqlArrays.of("text", claims.stream().map(Claim::contract).toArray()))
-			.param("sessions", SqlArrays.of("text", claims.stream().map(Claim::session).toArray()))
-			.param("consumers", SqlArrays.of("text", claims.stream().map(Claim::consumer).toArray()))
-			.param("indexes", SqlArrays.of("int8", claims.stream().map(Claim::index).toArray()))
-			.param("claims", SqlArrays.of("uuid", claims.stream().map(Claim::token).toArray()))
-			.query((rs, row) -> rs.getObject("claim", UUID.class))
-			.list())));
+		return StoreFailures.guard(() -> this.transactions.execute((status) -> {
+			JdbcClient jdbc = leaseOnly(status);
+			Set<UUID> held = new HashSet<>();
+			for (List<Claim> group : groups(claims, PostgresWorkStore::session)) {
+				held.addAll(sessions(jdbc.sql(RENEW), group).param("leaseUntil", time(leaseUntil))
+					.param("contracts", SqlArrays.of("text", group.stream().map(Claim::contract).toArray()))
+					.param("sessions", SqlArrays.of("text", group.stream().map(Claim::session).toArray()))
+					.param("consumers", SqlArrays.of("text", group.stream().map(Claim::consumer).toArray()))
+					.param("indexes", SqlArrays.of("int8", group.stream().map(Claim::index).toArray()))
+					.param("claims", SqlArrays.of("uuid", group.stream().map(Claim::token).toArray()))
+					.query((rs, row) -> rs.getObject("claim", UUID.class))
+					.list());
+			}
+			return held;
+		}));
 	}
 
 	@Override
@@ -589,11 +690,14 @@ public final class PostgresWorkStore implements WorkStore {
 		if (claims.isEmpty()) {
 			return;
 		}
-		StoreFailures.guard(() -> this.transactions.execute((status) -> this.jdbc.sql(RELEASE)
-			.param("claims", SqlArrays.of("uuid", claims.stream().map(Claim::token).toArray()))
-			.param("contracts", SqlArrays.of("text", claims.stream().map(Claim::contract).distinct().toArray()))
-			.param("sessions", SqlArrays.of("text", claims.stream().map(Claim::session).distinct().toArray()))
-			.update()));
+		StoreFailures.guard(() -> this.transactions.execute((status) -> {
+			for (List<Claim> group : groups(claims, PostgresWorkStore::session)) {
+				sessions(this.jdbc.sql(RELEASE), group)
+					.param("claims", SqlArrays.of("uuid", group.stream().map(Claim::token).toArray()))
+					.update();
+			}
+			return null;
+		}));
 	}
 
 	/**
@@ -607,21 +711,58 @@ public final class PostgresWorkStore implements WorkStore {
 
 	@Override
 	public int lapseOrphaned() {
-		return StoreFailures.guard(() -> this.transactions.execute((status) -> this.jdbc.sql(LAPSE_ORPHANED)
-			.query(Long.class)
-			.single()
-			.intValue()));
+		return StoreFailures.guard(() -> {
+			Map<SessionRef, Set<Long>> owners = new LinkedHashMap<>();
+			this.jdbc.sql(LEASE_OWNERS).query((rs, row) -> owners
+				.computeIfAbsent(new SessionRef(rs.getString("contract"), rs.getString("session_id")), (k) -> new HashSet<>())
+				.add(rs.getLong("owner"))).list();
+			if (owners.isEmpty()) {
+				return 0;
+			}
+			Set<Long> live = new HashSet<>(this.jdbc.sql(LIVE_OWNERS).query(Long.class).list());
+			Set<Long> gone = new TreeSet<>();
+			List<SessionRef> orphaned = new ArrayList<>();
+			owners.forEach((session, held) -> {
+				if (!live.containsAll(held)) {
+					orphaned.add(session);
+					held.stream().filter((owner) -> !live.contains(owner)).forEach(gone::add);
+				}
+			});
+			if (orphaned.isEmpty()) {
+				return 0;
+			}
+			int lapsed = 0;
+			for (List<SessionRef> group : groups(orphaned, Function.identity())) {
+				lapsed += this.transactions.execute((status) -> sessionRefs(this.jdbc.sql(LAPSE_ORPHANED), group)
+					.param("owners", SqlArrays.of("int4", gone.stream().map(Long::intValue).toArray()))
+					.query(Long.class)
+					.single()
+					.intValue());
+			}
+			return lapsed;
+		});
 	}
 
 	@Override
 	public int expireExhausted(Instant now, int maxAttempts, String error) {
-		return StoreFailures.guard(() -> this.transactions.execute((status) -> this.jdbc.sql(EXPIRE_EXHAUSTED)
-			.param("now", time(now))
-			.param("maxAttempts", maxAttempts)
-			.param("error", error)
-			.query(Long.class)
-			.single()
-			.intValue()));
+		return StoreFailures.guard(() -> {
+			List<SessionRef> sessions = this.jdbc.sql(EXHAUSTED_SESSIONS)
+				.param("now", time(now))
+				.param("maxAttempts", maxAttempts)
+				.query((rs, row) -> new SessionRef(rs.getString("contract"), rs.getString("session_id")))
+				.list();
+			int expired = 0;
+			for (List<SessionRef> group : (sessions.isEmpty() ? List.<List<SessionRef>>of() : groups(sessions, Function.identity()))) {
+				expired += this.transactions.execute((status) -> sessionRefs(this.jdbc.sql(EXPIRE_EXHAUSTED), group)
+					.param("now", time(now))
+					.param("maxAttempts", maxAttempts)
+					.param("error", error)
+					.query(Long.class)
+					.single()
+					.intValue());
+			}
+			return expired;
+		});
 	}
 
 	@Override
@@ -744,19 +885,36 @@ public final class PostgresWorkStore implements WorkStore {
 
 	@Override
 	public boolean deliverDue(Instant now, Consumer<ScheduledTask> delivery) {
-		return StoreFailures.guard(() -> Boolean.TRUE.equals(this.transactions.execute((status) -> {
-			List<ScheduledTask> taken = this.jdbc.sql(TAKE_DUE)
+		return StoreFailures.guard(() -> {
+			List<ScheduledTask> due = this.jdbc.sql(DUE_TASKS)
 				.param("now", time(now))
+				.param("limit", DUE_TASKS_READ)
 				.query((rs, row) -> new ScheduledTask(rs.getString("contract"), rs.getString("session_id"), rs.getString("id"),
-						instant(rs, "due_at"), rs.getInt("clear_index"), rs.getString("events"),
-						rs.getObject("if_last_index", Long.class)))
+						now, 0, null, null))
 				.list();
-			if (taken.isEmpty()) {
-				return false;
+			for (ScheduledTask candidate : due) {
+				boolean delivered = Boolean.TRUE.equals(this.transactions.execute((status) -> {
+					List<ScheduledTask> taken = this.jdbc.sql(TAKE)
+						.param("contract", candidate.contract())
+						.param("session", candidate.session())
+						.param("id", candidate.id())
+						.param("now", time(now))
+						.query((rs, row) -> new ScheduledTask(rs.getString("contract"), rs.getString("session_id"),
+								rs.getString("id"), instant(rs, "due_at"), rs.getInt("clear_index"), rs.getString("events"),
+								rs.getObject("if_last_index", Long.class)))
+						.list();
+					if (taken.isEmpty()) {
+						return false;
+					}
+					delivery.accept(taken.get(0));
+					return true;
+				}));
+				if (delivered) {
+					return true;
+				}
 			}
-			delivery.accept(taken.get(0));
-			return true;
-		})));
+			return false;
+		});
 	}
 
 	private static Claim claim(String contract, String session, ResultSet rs) throws SQLException {

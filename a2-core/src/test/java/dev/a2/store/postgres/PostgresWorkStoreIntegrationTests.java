@@ -29,6 +29,7 @@ import org.springframework.transaction.support.TransactionTemplate;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assumptions.assumeFalse;
 
 class PostgresWorkStoreIntegrationTests {
 
@@ -154,6 +155,8 @@ class PostgresWorkStoreIntegrationTests {
 	void anAppendThatPostgresqlFailsToBreakADeadlockIsStoredOnceByItsRetry() throws Exception {
 		try (HikariDataSource dataSource = TestPostgres.newSchemaDataSource("work_store_deadlock", 3)) {
 			PostgresSchema.migrate(dataSource);
+			// on Citus the wait is on a worker, whose own deadlock detector picks the victim
+			assumeFalse(new CitusTables(dataSource).distributed(), "PostgreSQL's deadlock detector on one database");
 			PostgresEventStore events = new PostgresEventStore(dataSource);
 			List<WorkUnit> creates = List.of(WorkUnit.cursor("audit", false, null), WorkUnit.cursor("projection", false, null));
 			events.append("chat", "s-1", List.of(new EventToStore("e-1", "message.sent", "{}", null, creates)));
@@ -164,7 +167,7 @@ class PostgresWorkStoreIntegrationTests {
 				other.setAutoCommit(false);
 				try (Statement statement = other.createStatement()) {
 					statement.execute("SET deadlock_timeout = '30s'");
-					statement.execute("SELECT 1 FROM a2_cursor WHERE consumer = 'projection' FOR UPDATE");
+					statement.execute("SELECT 1 FROM a2_cursor WHERE session_id = 's-1' AND consumer = 'projection' FOR UPDATE");
 				}
 				CompletableFuture<List<StoredEvent>> append = CompletableFuture.supplyAsync(() -> events.append("chat", "s-1",
 						List.of(new EventToStore("e-2", "message.sent", "{}", null, creates))));
@@ -173,7 +176,7 @@ class PostgresWorkStoreIntegrationTests {
 					.query(Integer.class)
 					.single() == 1);
 				try (Statement statement = other.createStatement()) {
-					statement.execute("SELECT 1 FROM a2_cursor WHERE consumer = 'audit' FOR UPDATE");
+					statement.execute("SELECT 1 FROM a2_cursor WHERE session_id = 's-1' AND consumer = 'audit' FOR UPDATE");
 				}
 				other.commit();
 				assertThat(append.get(1, TimeUnit.MINUTES)).extracting(StoredEvent::index).containsExactly(2L);
@@ -200,8 +203,8 @@ class PostgresWorkStoreIntegrationTests {
 				// e.g. the finish of one attempt, or an append moving the cursor's target
 				other.setAutoCommit(false);
 				try (Statement statement = other.createStatement()) {
-					statement.execute("SELECT 1 FROM a2_work FOR UPDATE");
-					statement.execute("SELECT 1 FROM a2_cursor FOR UPDATE");
+					statement.execute("SELECT 1 FROM a2_work WHERE session_id = 's-1' FOR UPDATE");
+					statement.execute("SELECT 1 FROM a2_cursor WHERE session_id = 's-1' FOR UPDATE");
 				}
 				Set<UUID> held = CompletableFuture.supplyAsync(() -> work.renew(claims, later)).get(1, TimeUnit.MINUTES);
 				assertThat(held).containsExactlyInAnyOrderElementsOf(claims.stream().map(Claim::token).toList());
