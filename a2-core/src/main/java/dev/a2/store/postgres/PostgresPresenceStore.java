@@ -45,7 +45,7 @@ public final class PostgresPresenceStore implements PresenceStore {
 	/**
 	 * The write, a row per field: a {@code VALUES} list rather than {@code unnest}, so that on Citus
 	 * it runs on the session's shard in one step, where rows selected from a function are gathered
-	 * on the coordinator first. {@code %s} is the rows, rows(int).
+	 * on the coordinator first. {@code %s} stands for the rows.
 	 */
 	private static final String WRITE = """
 			INSERT INTO a2_presence AS p (contract, session_id, participant, field, value, at, expires_at)

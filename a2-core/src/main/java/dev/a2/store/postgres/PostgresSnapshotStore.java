@@ -31,7 +31,7 @@ public final class PostgresSnapshotStore implements SnapshotStore {
 			LIMIT 1""";
 
 	/**
-	 * A {@code VALUES} list of {@code %s} rows (rows(int)) rather than {@code unnest}: on
+	 * A {@code VALUES} list ({@code %s}) rather than {@code unnest}: on
 	 * Citus it then runs on the session's shard in one step.
 	 */
 	private static final String SAVE = """

@@ -886,13 +886,12 @@ public final class PostgresWorkStore implements WorkStore {
 	@Override
 	public boolean deliverDue(Instant now, Consumer<ScheduledTask> delivery) {
 		return StoreFailures.guard(() -> {
-			List<ScheduledTask> due = this.jdbc.sql(DUE_TASKS)
+			List<TaskKey> due = this.jdbc.sql(DUE_TASKS)
 				.param("now", time(now))
 				.param("limit", DUE_TASKS_READ)
-				.query((rs, row) -> new ScheduledTask(rs.getString("contract"), rs.getString("session_id"), rs.getString("id"),
-						now, 0, null, null))
+				.query((rs, row) -> new TaskKey(rs.getString("contract"), rs.getString("session_id"), rs.getString("id")))
 				.list();
-			for (ScheduledTask candidate : due) {
+			for (TaskKey candidate : due) {
 				boolean delivered = Boolean.TRUE.equals(this.transactions.execute((status) -> {
 					List<ScheduledTask> taken = this.jdbc.sql(TAKE)
 						.param("contract", candidate.contract())
@@ -915,6 +914,9 @@ public final class PostgresWorkStore implements WorkStore {
 			}
 			return false;
 		});
+	}
+
+	private record TaskKey(String contract, String session, String id) {
 	}
 
 	private static Claim claim(String contract, String session, ResultSet rs) throws SQLException {
