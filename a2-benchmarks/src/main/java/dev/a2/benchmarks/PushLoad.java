@@ -7,7 +7,9 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -65,8 +67,11 @@ final class PushLoad {
 
 	private static final int WRK_THREADS = 2;
 
-	/** Pushes per second and latency percentiles of one run. */
-	record Result(double rate, double p50Millis, double p99Millis) {
+	/**
+	 * Pushes per second and latency percentiles of one run, and the CPU each push took in this JVM
+	 * (both servers and, without wrk, the client) and in PostgreSQL's processes.
+	 */
+	record Result(double rate, double p50Millis, double p99Millis, double jvmCpuMillis, double postgresCpuMillis) {
 	}
 
 	private final int port;
@@ -79,8 +84,11 @@ final class PushLoad {
 
 	private int runs;
 
-	PushLoad(int port, int sessions) throws IOException {
+	private final int postgresPort;
+
+	PushLoad(int port, int sessions, int postgresPort) throws IOException {
 		this.port = port;
+		this.postgresPort = postgresPort;
 		this.sessions = sessions;
 		Path wrk = Path.of(System.getProperty("a2.bench.wrk", "/usr/bin/wrk"));
 		this.wrk = Files.isExecutable(wrk) ? wrk : null;
@@ -101,7 +109,67 @@ final class PushLoad {
 	Result run(String pathTemplate, int connections, int seconds) throws Exception {
 		String prefix = "r" + (++this.runs) + "x" + Long.toString(System.nanoTime() & 0xffffffL, 36);
 		String path = String.format(pathTemplate, prefix + "-%d");
-		return (this.wrk != null) ? wrk(path, prefix, connections, seconds) : plain(path, prefix, connections, seconds);
+		long jvm = cpuTicks("self");
+		long postgres = postgresCpuTicks();
+		Result result = (this.wrk != null) ? wrk(path, prefix, connections, seconds)
+				: plain(path, prefix, connections, seconds);
+		double pushes = result.rate() * seconds;
+		return new Result(result.rate(), result.p50Millis(), result.p99Millis(),
+				(cpuTicks("self") - jvm) * TICK_MILLIS / pushes, (postgresCpuTicks() - postgres) * TICK_MILLIS / pushes);
+	}
+
+	/** Linux's clock tick of /proc/PID/stat (USER_HZ), 100 on every platform Linux runs on today. */
+	private static final double TICK_MILLIS = 10;
+
+	/** User and system time of a process so far, in clock ticks; 0 where /proc cannot tell. */
+	private static long cpuTicks(String pid) {
+		try {
+			String stat = Files.readString(Path.of("/proc", pid, "stat"));
+			// the fields after the command's name, which is in parentheses and may hold spaces
+			String[] fields = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+			return Long.parseLong(fields[11]) + Long.parseLong(fields[12]);
+		}
+		catch (IOException | RuntimeException ex) {
+			return 0;
+		}
+	}
+
+	/** The CPU time of the benchmark's PostgreSQL: its postmaster (found by its port) and the postmaster's children. */
+	private long postgresCpuTicks() {
+		Map<String, String> parents = new HashMap<>();
+		String postmaster = null;
+		try (var processes = Files.list(Path.of("/proc"))) {
+			for (Path process : (Iterable<Path>) processes::iterator) {
+				String pid = process.getFileName().toString();
+				if (!pid.chars().allMatch(Character::isDigit)) {
+					continue;
+				}
+				try {
+					String stat = Files.readString(process.resolve("stat"));
+					parents.put(pid, stat.substring(stat.lastIndexOf(')') + 2).split(" ")[1]);
+					String command = Files.readString(process.resolve("cmdline")).replace('\0', ' ');
+					if (command.contains("postgres") && command.contains("-p " + this.postgresPort + " ")) {
+						postmaster = pid;
+					}
+				}
+				catch (IOException | RuntimeException ex) {
+					// gone meanwhile
+				}
+			}
+		}
+		catch (IOException ex) {
+			return 0;
+		}
+		if (postmaster == null) {
+			return 0;
+		}
+		long ticks = cpuTicks(postmaster);
+		for (Map.Entry<String, String> process : parents.entrySet()) {
+			if (process.getValue().equals(postmaster)) {
+				ticks += cpuTicks(process.getKey());
+			}
+		}
+		return ticks;
 	}
 
 	private Result wrk(String path, String prefix, int connections, int seconds) throws Exception {
@@ -132,7 +200,7 @@ final class PushLoad {
 		}
 		double elapsed = Long.parseLong(result.group(2)) / 1e6;
 		return new Result(Long.parseLong(result.group(1)) / elapsed, Long.parseLong(result.group(3)) / 1e3,
-				Long.parseLong(result.group(4)) / 1e3);
+				Long.parseLong(result.group(4)) / 1e3, 0, 0);
 	}
 
 	private Result plain(String path, String prefix, int connections, int seconds) throws Exception {
@@ -175,7 +243,7 @@ final class PushLoad {
 			}
 			double elapsed = (System.nanoTime() - start) / 1e9;
 			Arrays.sort(all);
-			return new Result(all.length / elapsed, all[all.length / 2] / 1e6, all[all.length * 99 / 100] / 1e6);
+			return new Result(all.length / elapsed, all[all.length / 2] / 1e6, all[all.length * 99 / 100] / 1e6, 0, 0);
 		}
 		finally {
 			executor.shutdownNow();

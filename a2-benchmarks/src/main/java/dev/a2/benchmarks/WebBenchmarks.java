@@ -67,7 +67,7 @@ final class WebBenchmarks {
 			WebClient clientA = client(a, connections);
 			WebClient clientB = client(b, connections);
 			A2Server server = a.getBean(A2Server.class);
-			pushBesideBaseline(table, port(a));
+			pushBesideBaseline(table, port(a), postgresPort(this.jdbcUrl));
 			table.row("push over HTTP, 1 event per request, keep-alive (events/s) [baseline: session.append in the same server]",
 					Benchmarks.compare((stop, w) -> pushes(port(a), "push-" + this.sessions.incrementAndGet(), stop),
 							(stop, w) -> appends(server.session("bench", "append-" + this.sessions.incrementAndGet()), stop)));
@@ -85,10 +85,10 @@ final class WebBenchmarks {
 	 * A2's push beside the hand-written route ({@link BaselinePush}) in the same server, at each number
 	 * of connections: a warm-up of each, then rounds A2, baseline, baseline, A2 (the mean of each side).
 	 */
-	private static void pushBesideBaseline(Table table, int port) throws Exception {
+	private static void pushBesideBaseline(Table table, int port, int postgresPort) throws Exception {
 		int seconds = Integer.getInteger("a2.bench.push.seconds", 10);
 		int rounds = Integer.getInteger("a2.bench.push.rounds", 2);
-		PushLoad load = new PushLoad(port, PUSH_SESSIONS);
+		PushLoad load = new PushLoad(port, PUSH_SESSIONS, postgresPort);
 		System.out.println("  push beside the hand-written route: " + load.tool() + ", " + PUSH_SESSIONS + " sessions, "
 				+ seconds + " s runs, " + rounds + " rounds");
 		String a2 = "/a2/bench/sessions/%s/events";
@@ -114,6 +114,14 @@ final class WebBenchmarks {
 					String.format(Locale.ROOT, "%.2f / %.2f", baselineP50,
 							mean(baselineResults, PushLoad.Result::p99Millis)),
 					String.format(Locale.ROOT, "%.2f", baselineP50 / a2P50));
+			double a2Cpu = mean(a2Results, (r) -> r.jvmCpuMillis() + r.postgresCpuMillis());
+			double baselineCpu = mean(baselineResults, (r) -> r.jvmCpuMillis() + r.postgresCpuMillis());
+			table.row("  the same, CPU per push: this JVM + PostgreSQL (ms) [ratio: baseline's over A2's]",
+					String.format(Locale.ROOT, "%.3f + %.3f", mean(a2Results, PushLoad.Result::jvmCpuMillis),
+							mean(a2Results, PushLoad.Result::postgresCpuMillis)),
+					String.format(Locale.ROOT, "%.3f + %.3f", mean(baselineResults, PushLoad.Result::jvmCpuMillis),
+							mean(baselineResults, PushLoad.Result::postgresCpuMillis)),
+					String.format(Locale.ROOT, "%.2f", baselineCpu / a2Cpu));
 		}
 		table.row("  load average (1 min) after the push rows, from /proc/loadavg",
 				Files.readString(Path.of("/proc/loadavg")).trim());
@@ -253,6 +261,11 @@ final class WebBenchmarks {
 				"spring.datasource.url=" + this.jdbcUrl, "spring.datasource.username=postgres",
 				"spring.datasource.hikari.maximum-pool-size=24", "a2.store.initialize-schema=never", "spring.main.banner-mode=off")
 			.run();
+	}
+
+	private static int postgresPort(String jdbcUrl) {
+		java.util.regex.Matcher port = java.util.regex.Pattern.compile("//[^:/]+:(\\d+)/").matcher(jdbcUrl);
+		return port.find() ? Integer.parseInt(port.group(1)) : 5432;
 	}
 
 	private static int port(ConfigurableApplicationContext context) {
