@@ -95,8 +95,9 @@ final class WebBenchmarks {
 		String baseline = BaselinePush.PATH.replace("{session}", "%s");
 		for (String setting : System.getProperty("a2.bench.push.connections", "4,16,64,256").split(",")) {
 			int connections = Integer.parseInt(setting.trim());
-			load.run(a2, connections, 3);
-			load.run(baseline, connections, 3);
+			// the warm-up lets the JIT finish with each route first: it takes a core of its own at the start
+			load.run(a2, connections, 5);
+			load.run(baseline, connections, 5);
 			List<PushLoad.Result> a2Results = new ArrayList<>();
 			List<PushLoad.Result> baselineResults = new ArrayList<>();
 			for (int round = 0; round < rounds; round++) {
