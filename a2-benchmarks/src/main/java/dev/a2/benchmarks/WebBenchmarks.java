@@ -13,6 +13,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.ToDoubleFunction;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 import dev.a2.A2Server;
 import dev.a2.NewEvent;
@@ -265,7 +267,7 @@ final class WebBenchmarks {
 	}
 
 	private static int postgresPort(String jdbcUrl) {
-		java.util.regex.Matcher port = java.util.regex.Pattern.compile("//[^:/]+:(\\d+)/").matcher(jdbcUrl);
+		Matcher port = Pattern.compile("//[^:/]+:(\\d+)/").matcher(jdbcUrl);
 		return port.find() ? Integer.parseInt(port.group(1)) : 5432;
 	}
 
