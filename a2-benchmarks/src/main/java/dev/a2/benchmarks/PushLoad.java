@@ -67,6 +67,9 @@ final class PushLoad {
 
 	private static final int WRK_THREADS = 2;
 
+	/** Linux's clock tick of /proc/PID/stat (USER_HZ), 100 on every platform Linux runs on today. */
+	private static final double TICK_MILLIS = 10;
+
 	/**
 	 * Pushes per second and latency percentiles of one run, and the CPU each push took in this JVM
 	 * (both servers and, without wrk, the client) and in PostgreSQL's processes.
@@ -78,13 +81,14 @@ final class PushLoad {
 
 	private final int sessions;
 
+	/** {@code null} when the machine has no wrk. */
 	private final Path wrk;
 
 	private final Path script;
 
-	private int runs;
-
 	private final int postgresPort;
+
+	private int runs;
 
 	PushLoad(int port, int sessions, int postgresPort) throws IOException {
 		this.port = port;
@@ -117,9 +121,6 @@ final class PushLoad {
 		return new Result(result.rate(), result.p50Millis(), result.p99Millis(),
 				(cpuTicks("self") - jvm) * TICK_MILLIS / pushes, (postgresCpuTicks() - postgres) * TICK_MILLIS / pushes);
 	}
-
-	/** Linux's clock tick of /proc/PID/stat (USER_HZ), 100 on every platform Linux runs on today. */
-	private static final double TICK_MILLIS = 10;
 
 	/** User and system time of a process so far, in clock ticks; 0 where /proc cannot tell. */
 	private static long cpuTicks(String pid) {
