@@ -1,5 +1,7 @@
 package dev.a2.benchmarks;
 
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -10,6 +12,9 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.ToDoubleFunction;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 import dev.a2.A2Server;
 import dev.a2.NewEvent;
@@ -42,6 +47,8 @@ final class WebBenchmarks {
 	private static final ParameterizedTypeReference<ServerSentEvent<String>> SSE = new ParameterizedTypeReference<>() {
 	};
 
+	private static final int PUSH_SESSIONS = 100;
+
 	private static final String TEXT = "a message of a typical length for a chat";
 
 	private final String jdbcUrl;
@@ -62,6 +69,7 @@ final class WebBenchmarks {
 			WebClient clientA = client(a, connections);
 			WebClient clientB = client(b, connections);
 			A2Server server = a.getBean(A2Server.class);
+			pushBesideBaseline(table, port(a), postgresPort(this.jdbcUrl));
 			table.row("push over HTTP, 1 event per request, keep-alive (events/s) [baseline: session.append in the same server]",
 					Benchmarks.compare((stop, w) -> pushes(port(a), "push-" + this.sessions.incrementAndGet(), stop),
 							(stop, w) -> appends(server.session("bench", "append-" + this.sessions.incrementAndGet()), stop)));
@@ -73,6 +81,57 @@ final class WebBenchmarks {
 		finally {
 			connections.dispose();
 		}
+	}
+
+	/**
+	 * A2's push beside the hand-written route ({@link BaselinePush}) in the same server, at each number
+	 * of connections: a warm-up of each, then rounds A2, baseline, baseline, A2 (the mean of each side).
+	 */
+	private static void pushBesideBaseline(Table table, int port, int postgresPort) throws Exception {
+		int seconds = Integer.getInteger("a2.bench.push.seconds", 10);
+		int rounds = Integer.getInteger("a2.bench.push.rounds", 2);
+		PushLoad load = new PushLoad(port, PUSH_SESSIONS, postgresPort);
+		System.out.println("  push beside the hand-written route: " + load.tool() + ", " + PUSH_SESSIONS + " sessions, "
+				+ seconds + " s runs, " + rounds + " rounds");
+		String a2 = "/a2/bench/sessions/%s/events";
+		String baseline = BaselinePush.PATH.replace("{session}", "%s");
+		for (String setting : System.getProperty("a2.bench.push.connections", "4,16,64,256").split(",")) {
+			int connections = Integer.parseInt(setting.trim());
+			// the warm-up lets the JIT finish with each route first: it takes a core of its own at the start
+			load.run(a2, connections, 5);
+			load.run(baseline, connections, 5);
+			List<PushLoad.Result> a2Results = new ArrayList<>();
+			List<PushLoad.Result> baselineResults = new ArrayList<>();
+			for (int round = 0; round < rounds; round++) {
+				boolean a2First = round % 2 == 0;
+				(a2First ? a2Results : baselineResults).add(load.run(a2First ? a2 : baseline, connections, seconds));
+				(a2First ? baselineResults : a2Results).add(load.run(a2First ? baseline : a2, connections, seconds));
+			}
+			double a2P50 = mean(a2Results, PushLoad.Result::p50Millis);
+			double baselineP50 = mean(baselineResults, PushLoad.Result::p50Millis);
+			table.row("push over HTTP (" + load.tool() + "), " + connections + " connections, " + PUSH_SESSIONS
+					+ " sessions (pushes/s) [baseline: hand-written WebFlux route, JdbcClient insert in auto-commit]",
+					new double[] { mean(a2Results, PushLoad.Result::rate), mean(baselineResults, PushLoad.Result::rate) });
+			table.row("  the same, p50 / p99 latency (ms) [ratio: baseline's p50 over A2's]",
+					String.format(Locale.ROOT, "%.2f / %.2f", a2P50, mean(a2Results, PushLoad.Result::p99Millis)),
+					String.format(Locale.ROOT, "%.2f / %.2f", baselineP50,
+							mean(baselineResults, PushLoad.Result::p99Millis)),
+					String.format(Locale.ROOT, "%.2f", baselineP50 / a2P50));
+			double a2Cpu = mean(a2Results, (r) -> r.jvmCpuMillis() + r.postgresCpuMillis());
+			double baselineCpu = mean(baselineResults, (r) -> r.jvmCpuMillis() + r.postgresCpuMillis());
+			table.row("  the same, CPU per push: this JVM + PostgreSQL (ms) [ratio: baseline's over A2's]",
+					String.format(Locale.ROOT, "%.3f + %.3f", mean(a2Results, PushLoad.Result::jvmCpuMillis),
+							mean(a2Results, PushLoad.Result::postgresCpuMillis)),
+					String.format(Locale.ROOT, "%.3f + %.3f", mean(baselineResults, PushLoad.Result::jvmCpuMillis),
+							mean(baselineResults, PushLoad.Result::postgresCpuMillis)),
+					String.format(Locale.ROOT, "%.2f", baselineCpu / a2Cpu));
+		}
+		table.row("  load average (1 min) after the push rows, from /proc/loadavg",
+				Files.readString(Path.of("/proc/loadavg")).trim());
+	}
+
+	private static double mean(List<PushLoad.Result> results, ToDoubleFunction<PushLoad.Result> figure) {
+		return results.stream().mapToDouble(figure).average().orElseThrow();
 	}
 
 	private static long pushes(int port, String session, AtomicBoolean stop) throws Exception {
@@ -205,6 +264,11 @@ final class WebBenchmarks {
 				"spring.datasource.url=" + this.jdbcUrl, "spring.datasource.username=postgres",
 				"spring.datasource.hikari.maximum-pool-size=24", "a2.store.initialize-schema=never", "spring.main.banner-mode=off")
 			.run();
+	}
+
+	private static int postgresPort(String jdbcUrl) {
+		Matcher port = Pattern.compile("//[^:/]+:(\\d+)/").matcher(jdbcUrl);
+		return port.find() ? Integer.parseInt(port.group(1)) : 5432;
 	}
 
 	private static int port(ConfigurableApplicationContext context) {

@@ -79,21 +79,11 @@ public final class Wire {
 		if (json.length == 0) {
 			throw invalid(what + " is empty; expected a JSON object");
 		}
-		String text;
-		try {
-			// strictly: Jackson's own decoding lets overlong forms through (C0 AF reads as '/')
-			text = StandardCharsets.UTF_8.newDecoder()
-				.onMalformedInput(CodingErrorAction.REPORT)
-				.onUnmappableCharacter(CodingErrorAction.REPORT)
-				.decode(ByteBuffer.wrap(json))
-				.toString();
-		}
-		catch (CharacterCodingException ex) {
-			throw invalid(what + " is not valid UTF-8");
-		}
 		JsonNode node;
 		try {
-			node = this.reader.readTree(text);
+			// ASCII (most bodies) is valid UTF-8 as it is; anything else is decoded strictly first:
+			// Jackson's own decoding lets overlong forms through (C0 AF reads as '/')
+			node = isAscii(json) ? this.reader.readTree(json) : this.reader.readTree(strictUtf8(json, what));
 		}
 		catch (JacksonException ex) {
 			throw invalid(what + " is not valid JSON: " + firstLine(ex.getOriginalMessage()));
@@ -102,6 +92,28 @@ public final class Wire {
 			throw invalid(what + " must be a JSON object");
 		}
 		return node;
+	}
+
+	private static boolean isAscii(byte[] bytes) {
+		for (byte b : bytes) {
+			if (b < 0) {
+				return false;
+			}
+		}
+		return true;
+	}
+
+	private static String strictUtf8(byte[] json, String what) {
+		try {
+			return StandardCharsets.UTF_8.newDecoder()
+				.onMalformedInput(CodingErrorAction.REPORT)
+				.onUnmappableCharacter(CodingErrorAction.REPORT)
+				.decode(ByteBuffer.wrap(json))
+				.toString();
+		}
+		catch (CharacterCodingException ex) {
+			throw invalid(what + " is not valid UTF-8");
+		}
 	}
 
 	public A2Exception tooLarge(String what, long bytes) {
@@ -121,17 +133,17 @@ public final class Wire {
 		List<NewEvent> read = new ArrayList<>(events.size());
 		for (int i = 0; i < events.size(); i++) {
 			JsonNode event = events.get(i);
-			String where = "events[" + i + "]";
+			// the events[i] of a message is built only when there is one to send
 			if (!event.isObject()) {
-				throw invalid(where + " must be an object {\"type\",\"payload\",\"id\"?}");
+				throw invalid("events[" + i + "] must be an object {\"type\",\"payload\",\"id\"?}");
 			}
 			JsonNode type = event.get("type");
 			if (type == null || !type.isString() || type.asString().isEmpty()) {
-				throw invalid(where + ".type must be a non-empty string");
+				throw invalid("events[" + i + "].type must be a non-empty string");
 			}
 			JsonNode id = event.get("id");
 			if (id != null && !id.isNull() && !id.isString()) {
-				throw invalid(where + ".id must be a string when present");
+				throw invalid("events[" + i + "].id must be a string when present");
 			}
 			JsonNode payload = event.get("payload");
 			read.add(new NewEvent(type.asString(), (payload == null || payload.isNull()) ? null : payload,
