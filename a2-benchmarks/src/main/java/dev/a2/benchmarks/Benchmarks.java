@@ -38,6 +38,9 @@ public final class Benchmarks {
 
 	static final int BATCH = 50;
 
+	/** The concurrency of the rows that measure group commit across sessions. */
+	static final int[] CONCURRENT_WRITERS = { 4, 64, 256 };
+
 	static final long WARM_UP_MILLIS = 2_000;
 
 	static final long ROUND_MILLIS = 4_000;
@@ -137,6 +140,13 @@ public final class Benchmarks {
 		// the most one-row durable commits this database takes: one INSERT that commits as it answers
 		table.row("append, 1 event per transaction, beside plain JDBC in auto-commit (events/s)",
 				compare((stop, w) -> a2Appends(newSession(), 1, stop), (stop, w) -> baselineInserts(1, true, stop)));
+		// many concurrent writers, each on a session of its own, as many conversations streaming at once:
+		// the baseline borrows a pooled connection per insert, as a server's request would
+		for (int writers : CONCURRENT_WRITERS) {
+			table.row("append, 1 event per append, " + writers + " writers on " + writers
+					+ " sessions, beside plain JDBC in auto-commit (events/s)",
+					compare((stop, w) -> a2Appends(newSession(), 1, stop), (stop, w) -> pooledInserts(stop), writers));
+		}
 	}
 
 	// --- the workloads: each runs until stop is set and answers how many events it wrote
@@ -183,6 +193,24 @@ public final class Benchmarks {
 		return events;
 	}
 
+	/**
+	 * One row per auto-committed {@code INSERT}, on a connection borrowed from the pool for each, as
+	 * a hand-written endpoint would do it; for more writers than the pool has connections.
+	 */
+	private long pooledInserts(AtomicBoolean stop) throws SQLException {
+		String session = newSession();
+		long events = 0;
+		while (!stop.get()) {
+			try (Connection connection = this.dataSource.getConnection();
+					PreparedStatement insert = connection.prepareStatement(BASELINE_INSERT)) {
+				connection.setAutoCommit(true);
+				bind(insert, session, ++events);
+				insert.executeUpdate();
+			}
+		}
+		return events;
+	}
+
 	private static void bind(PreparedStatement insert, String session, long index) throws SQLException {
 		insert.setString(1, session);
 		insert.setLong(2, index);
@@ -205,25 +233,35 @@ public final class Benchmarks {
 
 	/** Rounds alternating A2 and the baseline; the median rate of each. */
 	static double[] compare(Workload a2, Workload baseline) throws Exception {
-		rate(a2, WARM_UP_MILLIS);
-		rate(baseline, WARM_UP_MILLIS);
+		return compare(a2, baseline, WRITERS);
+	}
+
+	/** The same with {@code writers} threads on each side. */
+	static double[] compare(Workload a2, Workload baseline, int writers) throws Exception {
+		rate(a2, WARM_UP_MILLIS, writers);
+		rate(baseline, WARM_UP_MILLIS, writers);
 		List<Double> a2Rates = new ArrayList<>();
 		List<Double> baselineRates = new ArrayList<>();
 		for (int round = 0; round < ROUNDS; round++) {
-			a2Rates.add(rate(a2, ROUND_MILLIS));
-			baselineRates.add(rate(baseline, ROUND_MILLIS));
+			a2Rates.add(rate(a2, ROUND_MILLIS, writers));
+			baselineRates.add(rate(baseline, ROUND_MILLIS, writers));
 		}
 		return new double[] { median(a2Rates), median(baselineRates) };
 	}
 
 	/** Events per second of {@link #WRITERS} threads running {@code workload} for {@code millis}. */
 	static double rate(Workload workload, long millis) throws Exception {
-		ExecutorService executor = Executors.newFixedThreadPool(WRITERS);
+		return rate(workload, millis, WRITERS);
+	}
+
+	/** Events per second of {@code count} threads running {@code workload} for {@code millis}. */
+	static double rate(Workload workload, long millis, int count) throws Exception {
+		ExecutorService executor = Executors.newFixedThreadPool(count);
 		try {
 			AtomicBoolean stop = new AtomicBoolean();
-			CountDownLatch started = new CountDownLatch(WRITERS);
+			CountDownLatch started = new CountDownLatch(count);
 			List<Future<Long>> writers = new ArrayList<>();
-			for (int w = 0; w < WRITERS; w++) {
+			for (int w = 0; w < count; w++) {
 				int writer = w;
 				writers.add(executor.submit(() -> {
 					started.countDown();
