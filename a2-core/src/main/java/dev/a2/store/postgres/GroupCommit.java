@@ -88,6 +88,7 @@ final class GroupCommit {
 		}
 		List<Waiter> round = new ArrayList<>();
 		round.add(mine);
+		List<Outcome> outcomes = null;
 		try {
 			synchronized (joined) {
 				int size = events.size();
@@ -97,17 +98,16 @@ final class GroupCommit {
 					round.add(next);
 				}
 			}
-			run(round);
+			outcomes = run(round);
 		}
 		finally {
-			for (Waiter waiter : round) {
-				// only when the round ended in an Error: no caller may wait for ever
-				if (!waiter.outcome.isDone()) {
-					waiter.outcome.complete(Outcome.failed(new A2Exception(ErrorCode.INTERNAL,
-							"the append that was to store these events failed unexpectedly")));
-				}
-			}
+			// the next round first: its leader is to be woken, while this round's callers can wait a moment
 			leave(line, joined);
+			for (int i = 0; i < round.size(); i++) {
+				// no outcome only when the round ended in an Error: no caller may wait for ever
+				round.get(i).outcome.complete((outcomes != null) ? outcomes.get(i) : Outcome.failed(new A2Exception(
+						ErrorCode.INTERNAL, "the append that was to store these events failed unexpectedly")));
+			}
 		}
 		return answer(mine, mine.outcome.join());
 	}
@@ -158,17 +158,17 @@ final class GroupCommit {
 		return outcome.result();
 	}
 
-	private void run(List<Waiter> round) {
+	/** Stores a round; answers how it ended for each of its callers, in the round's order. */
+	private List<Outcome> run(List<Waiter> round) {
 		this.rounds.incrementAndGet();
 		if (round.size() == 1) {
 			Waiter only = round.get(0);
 			try {
-				only.outcome.complete(Outcome.of(this.store.appendOne(only.contract, only.session, only.events)));
+				return List.of(Outcome.of(this.store.appendOne(only.contract, only.session, only.events)));
 			}
 			catch (RuntimeException ex) {
-				only.outcome.complete(Outcome.failed(ex));
+				return List.of(Outcome.failed(ex));
 			}
-			return;
 		}
 		// by session in the order the sessions come; two callers may send one id (a retry racing its
 		// original): it is stored once, and both get it
@@ -193,20 +193,22 @@ final class GroupCommit {
 		}
 		catch (RuntimeException ex) {
 			boolean unavailable = ex instanceof A2Exception a2 && a2.code() == ErrorCode.STORE_UNAVAILABLE;
-			round.forEach((waiter) -> waiter.outcome.complete(unavailable ? Outcome.failed(ex) : Outcome.ALONE));
-			return;
+			Outcome outcome = unavailable ? Outcome.failed(ex) : Outcome.ALONE;
+			return round.stream().map((waiter) -> outcome).toList();
 		}
 		Map<List<String>, Map<String, StoredEvent>> byId = new HashMap<>(sessions.size() * 2);
 		for (int i = 0; i < sessions.size(); i++) {
 			SessionEvents session = sessions.get(i);
-			Map<String, StoredEvent> events = byId.computeIfAbsent(List.of(session.contract(), session.session()),
-					(k) -> new HashMap<>());
+			Map<String, StoredEvent> events = new HashMap<>(session.events().size() * 2);
 			stored.get(i).forEach((event) -> events.put(event.id(), event));
+			byId.put(List.of(session.contract(), session.session()), events);
 		}
+		List<Outcome> outcomes = new ArrayList<>(round.size());
 		for (Waiter waiter : round) {
 			Map<String, StoredEvent> events = byId.get(waiter.sessionKey());
-			waiter.outcome.complete(Outcome.of(waiter.events.stream().map((event) -> events.get(event.id())).toList()));
+			outcomes.add(Outcome.of(waiter.events.stream().map((event) -> events.get(event.id())).toList()));
 		}
+		return outcomes;
 	}
 
 	/** How many appends wait for a round, over every line. */

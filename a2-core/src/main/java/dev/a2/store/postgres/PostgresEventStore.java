@@ -177,7 +177,7 @@ public final class PostgresEventStore implements EventStore {
 	 * connection of its own: enough to keep the database busy while one round waits for its commit
 	 * to reach the disk, few enough that the appends waiting in the meantime make large rounds.
 	 */
-	static final int ROUNDS_AT_ONCE = Integer.getInteger("a2.rounds", 4);
+	static final int ROUNDS_AT_ONCE = 4;
 
 	/** The one line of group commit on plain PostgreSQL, where a round spans sessions. */
 	private static final String ACROSS_SESSIONS = "";
