@@ -20,7 +20,7 @@ import org.jspecify.annotations.Nullable;
  * Group commit: appends that arrive while earlier ones are being stored are stored together in the
  * next statement, one durable commit for many callers, of one session or of many.
  * <p>
- * Appends of one {@code line} (on plain PostgreSQL one line for every session, on Citus a line per
+ * Appends of one {@code line} (on plain PostgreSQL one line that all sessions share, on Citus a line per
  * session) run as rounds, at most {@code leaders} at a time. A caller that finds a round free runs
  * one at once with its own events: a lone append waits for nothing. A caller that finds them all
  * taken queues, and when a round ends the first caller queued leads the next, taking with it
