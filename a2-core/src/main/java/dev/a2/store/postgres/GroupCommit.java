@@ -3,9 +3,12 @@ package dev.a2.store.postgres;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
+import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
@@ -23,7 +26,7 @@ import org.jspecify.annotations.Nullable;
  * Appends of one {@code line} (on plain PostgreSQL one line that all sessions share, on Citus a line per
  * session) run as rounds, at most {@code leaders} at a time. A caller that finds a round free runs
  * one at once with its own events: a lone append waits for nothing. A caller that finds them all
- * taken queues, and when a round ends the first caller queued leads the next, taking with it
+ * taken, or its session in a running round, queues, and when a round ends the first caller queued leads the next, taking with it
  * whatever queued meanwhile (up to {@link #MAX_ROUND_EVENTS}). So the rounds grow with the load and
  * no timer ever holds an append back. A round groups its callers' events by session, each caller's
  * events together and in order, callers in the order they queued, and stores them in one transaction
@@ -91,18 +94,13 @@ final class GroupCommit {
 		List<Outcome> outcomes = null;
 		try {
 			synchronized (joined) {
-				int size = events.size();
-				while (!joined.queue.isEmpty() && size + joined.queue.peek().events.size() <= MAX_ROUND_EVENTS) {
-					Waiter next = joined.queue.poll();
-					size += next.events.size();
-					round.add(next);
-				}
+				take(joined, round);
 			}
 			outcomes = run(round);
 		}
 		finally {
 			// the next round first: its leader is to be woken, while this round's callers can wait a moment
-			leave(line, joined);
+			leave(line, joined, round);
 			for (int i = 0; i < round.size(); i++) {
 				// no outcome only when the round ended in an Error: no caller may wait for ever
 				round.get(i).outcome.complete((outcomes != null) ? outcomes.get(i) : Outcome.failed(new A2Exception(
@@ -125,8 +123,11 @@ final class GroupCommit {
 					continue;
 				}
 				waiter.line = line;
-				if (line.running < leaders) {
+				// a session already in a running round waits for it: its appends meet on the session's
+				// row lock anyway, and stored together in the next round they cost one commit
+				if (line.running < leaders && !line.sessions.containsKey(waiter.sessionKey())) {
 					line.running++;
+					line.sessions.merge(waiter.sessionKey(), 1, Integer::sum);
 					return line;
 				}
 				line.queue.add(waiter);
@@ -135,13 +136,47 @@ final class GroupCommit {
 		}
 	}
 
-	/** Hands the round on to the first caller queued, or frees it. */
-	private void leave(String key, Line line) {
+	/**
+	 * Takes into the round what queued, in order, up to {@link #MAX_ROUND_EVENTS}: each caller whose
+	 * session is in no other running round (those wait for that round to end).
+	 */
+	private static void take(Line line, List<Waiter> round) {
+		Set<List<String>> ours = new HashSet<>();
+		ours.add(round.get(0).sessionKey());
+		int size = round.get(0).events.size();
+		for (Iterator<Waiter> queued = line.queue.iterator(); queued.hasNext();) {
+			Waiter next = queued.next();
+			if (size + next.events.size() > MAX_ROUND_EVENTS) {
+				break;
+			}
+			List<String> session = next.sessionKey();
+			if (!ours.contains(session) && line.sessions.containsKey(session)) {
+				continue;
+			}
+			queued.remove();
+			size += next.events.size();
+			round.add(next);
+			if (ours.add(session)) {
+				line.sessions.merge(session, 1, Integer::sum);
+			}
+		}
+	}
+
+	/** Hands the round on to the first caller queued whose session is free, or frees it. */
+	private void leave(String key, Line line, List<Waiter> round) {
 		synchronized (line) {
-			Waiter next = line.queue.poll();
-			if (next != null) {
-				next.outcome.complete(Outcome.LEAD);
-				return;
+			round.stream()
+				.map(Waiter::sessionKey)
+				.distinct()
+				.forEach((session) -> line.sessions.computeIfPresent(session, (k, n) -> (n > 1) ? n - 1 : null));
+			for (Iterator<Waiter> queued = line.queue.iterator(); queued.hasNext();) {
+				Waiter next = queued.next();
+				if (!line.sessions.containsKey(next.sessionKey())) {
+					queued.remove();
+					line.sessions.merge(next.sessionKey(), 1, Integer::sum);
+					next.outcome.complete(Outcome.LEAD);
+					return;
+				}
 			}
 			line.running--;
 			if (line.running == 0) {
@@ -246,6 +281,9 @@ final class GroupCommit {
 		private boolean retired;
 
 		private final ArrayDeque<Waiter> queue = new ArrayDeque<>();
+
+		/** The sessions of the running rounds: in how many rounds each is. */
+		private final Map<List<String>, Integer> sessions = new HashMap<>();
 
 	}
 

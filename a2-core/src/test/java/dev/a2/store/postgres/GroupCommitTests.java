@@ -108,6 +108,24 @@ class GroupCommitTests {
 	}
 
 	@Test
+	void anAppendToASessionInARunningRoundWaitsForItThoughARoundIsFree() throws Exception {
+		Future<List<StoredEvent>> first = append(4, "s", "a");
+		await().until(() -> this.calls.size() == 1);
+		// rounds are free, but s is being stored: these wait, and go together after it
+		Future<List<StoredEvent>> second = queue(4, "s", "b");
+		Future<List<StoredEvent>> third = queue(4, "s", "c");
+		Future<List<StoredEvent>> other = append(4, "t", "z");
+		await().until(() -> this.calls.size() == 2);
+		assertThat(this.calls).containsExactly("one s [a]", "one t [z]");
+		this.release.countDown();
+		assertThat(first.get(10, TimeUnit.SECONDS)).extracting(StoredEvent::id).containsExactly("a");
+		assertThat(second.get(10, TimeUnit.SECONDS)).extracting(StoredEvent::id).containsExactly("b");
+		assertThat(third.get(10, TimeUnit.SECONDS)).extracting(StoredEvent::id).containsExactly("c");
+		assertThat(other.get(10, TimeUnit.SECONDS)).extracting(StoredEvent::id).containsExactly("z");
+		assertThat(this.calls).hasSize(3).contains("one s [b, c]");
+	}
+
+	@Test
 	void linesAreCombinedOnlyWithinThemselves() throws Exception {
 		// on Citus each session is a line of its own: its appends never meet another session's
 		Future<List<StoredEvent>> first = this.callers.submit(() -> this.groupCommit.append("s", 1, "c", "s", events("a")));
