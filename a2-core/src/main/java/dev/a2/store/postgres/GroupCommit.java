@@ -23,12 +23,13 @@ import org.jspecify.annotations.Nullable;
  * Group commit: appends that arrive while earlier ones are being stored are stored together in the
  * next statement, one durable commit for many callers, of one session or of many.
  * <p>
- * Appends of one {@code line} (on plain PostgreSQL one line that all sessions share, on Citus a line per
- * session) run as rounds, at most {@code leaders} at a time. A caller that finds a round free runs
- * one at once with its own events: a lone append waits for nothing. A caller that finds them all
- * taken, or its session in a running round, queues, and when a round ends the first caller queued leads the next, taking with it
- * whatever queued meanwhile (up to {@link #MAX_ROUND_EVENTS}). So the rounds grow with the load and
- * no timer ever holds an append back. A round groups its callers' events by session, each caller's
+ * Appends of one {@code line} (on plain PostgreSQL one line that all sessions share, on Citus a
+ * line per session) run as rounds, at most {@code leaders} at a time. A caller that finds a round
+ * free runs one at once with its own events: a lone append waits for nothing. A caller that finds
+ * them all taken, or its session in a running round, queues; when a round ends, the first caller
+ * queued whose session is free leads the next, taking with it whatever queued meanwhile (up to
+ * {@link #MAX_ROUND_EVENTS}) but the callers of sessions in other running rounds. So the rounds grow
+ * with the load and no timer ever holds an append back. A round groups its callers' events by session, each caller's
  * events together and in order, callers in the order they queued, and stores them in one transaction
  * (the store locks the sessions in one order). Each caller is answered only after that commit.
  * <p>

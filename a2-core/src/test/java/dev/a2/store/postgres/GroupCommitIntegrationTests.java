@@ -20,6 +20,7 @@ import javax.sql.DataSource;
 
 import dev.a2.A2Exception;
 import dev.a2.A2Server;
+import dev.a2.Cause;
 import dev.a2.Contract;
 import dev.a2.ErrorCode;
 import dev.a2.NewEvent;
@@ -213,11 +214,16 @@ class GroupCommitIntegrationTests {
 		Future<List<StoredEvent>> b;
 		try (Held held = holdRounds()) {
 			a = this.callers.submit(() -> this.store.append("c", first, List.of(working("a1"), working("a2"))));
-			b = this.callers.submit(() -> this.store.append("c", second, List.of(working("b1"))));
+			// written by a consumer's run: its cause is stored with it
+			b = this.callers.submit(() -> this.store.append("c", second, List.of(new EventToStore("b1", "note", "{}",
+					new Cause("writer", "lane", 7, 2), List.of(WorkUnit.head("unit", null), WorkUnit.cursor("fixed", false, null))))));
 			awaitQueued(2);
 		}
 		assertThat(a.get(30, TimeUnit.SECONDS)).extracting(StoredEvent::index).containsExactly(1L, 2L);
 		assertThat(b.get(30, TimeUnit.SECONDS)).extracting(StoredEvent::index).containsExactly(2L);
+		assertThat(this.store.range("c", second, 1, 2, 10)).singleElement()
+			.satisfies((event) -> assertThat(event.cause()).isEqualTo(new Cause("writer", "lane", 7, 2)));
+		assertThat(this.store.range("c", first, 0, 2, 10)).extracting(StoredEvent::cause).containsOnlyNulls();
 		assertThat(this.jdbc.sql("SELECT session_id || ':' || idx FROM a2_work WHERE consumer = 'unit' ORDER BY 1")
 			.query(String.class)
 			.list()).containsExactlyInAnyOrder(first + ":1", first + ":2", second + ":2");
