@@ -25,6 +25,7 @@ import dev.a2.Session;
 import dev.a2.store.postgres.PostgresSchema;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 
+import org.springframework.dao.DataAccessException;
 import org.springframework.jdbc.core.simple.JdbcClient;
 
 /**
@@ -37,6 +38,9 @@ public final class Benchmarks {
 	static final int WRITERS = 4;
 
 	static final int BATCH = 50;
+
+	/** The concurrency of the rows that measure group commit across sessions. */
+	static final int[] CONCURRENT_WRITERS = { 4, 64, 256 };
 
 	static final long WARM_UP_MILLIS = 2_000;
 
@@ -140,6 +144,19 @@ public final class Benchmarks {
 		// the most one-row durable commits this database takes: one INSERT that commits as it answers
 		table.row("append, 1 event per transaction, beside plain JDBC in auto-commit (events/s)",
 				compare((stop, w) -> a2Appends(newSession(), 1, stop), (stop, w) -> baselineInserts(1, true, stop)));
+		// many concurrent writers, each on a session of its own, as many conversations streaming at once:
+		// the baseline borrows a pooled connection per insert, as a server's request would
+		for (int writers : CONCURRENT_WRITERS) {
+			Workload a2 = (stop, w) -> a2Appends(newSession(), 1, stop);
+			Workload baseline = (stop, w) -> pooledInserts(stop);
+			table.row("append, 1 event per append, " + writers + " writers on " + writers
+					+ " sessions, beside plain JDBC in auto-commit (events/s)", compare(a2, baseline, writers));
+			// what group commit saves: the durable flushes of the write-ahead log, one per commit at best
+			double a2PerFlush = eventsPerFlush(a2, writers);
+			double baselinePerFlush = eventsPerFlush(baseline, writers);
+			table.row("the same, events per flush of the write-ahead log", String.format(Locale.ROOT, "%.1f", a2PerFlush),
+					String.format(Locale.ROOT, "%.1f", baselinePerFlush), String.format(Locale.ROOT, "%.2f", a2PerFlush / baselinePerFlush));
+		}
 	}
 
 	// --- the workloads: each runs until stop is set and answers how many events it wrote
@@ -186,11 +203,47 @@ public final class Benchmarks {
 		return events;
 	}
 
+	/**
+	 * One row per auto-committed {@code INSERT}, on a connection borrowed from the pool for each, as
+	 * a hand-written endpoint would do it; for more writers than the pool has connections.
+	 */
+	private long pooledInserts(AtomicBoolean stop) throws SQLException {
+		String session = newSession();
+		long events = 0;
+		while (!stop.get()) {
+			try (Connection connection = this.dataSource.getConnection();
+					PreparedStatement insert = connection.prepareStatement(BASELINE_INSERT)) {
+				connection.setAutoCommit(true);
+				bind(insert, session, ++events);
+				insert.executeUpdate();
+			}
+		}
+		return events;
+	}
+
 	private static void bind(PreparedStatement insert, String session, long index) throws SQLException {
 		insert.setString(1, session);
 		insert.setLong(2, index);
 		insert.setString(3, UUID.randomUUID().toString());
 		insert.setString(4, PAYLOAD);
+	}
+
+	/**
+	 * Events written per flush of the write-ahead log to disk in one round: where commits wait for the
+	 * disk, the rate follows this more than the CPU ({@code pg_stat_wal.wal_sync}, PostgreSQL 14 to 17;
+	 * NaN where it is missing).
+	 */
+	private double eventsPerFlush(Workload workload, int writers) throws Exception {
+		JdbcClient jdbc = JdbcClient.create(this.dataSource);
+		String flushes = "SELECT wal_sync FROM pg_stat_wal";
+		try {
+			long before = jdbc.sql(flushes).query(Long.class).single();
+			long events = run(workload, ROUND_MILLIS, writers)[0];
+			return (double) events / Math.max(1, jdbc.sql(flushes).query(Long.class).single() - before);
+		}
+		catch (DataAccessException ex) {
+			return Double.NaN;
+		}
 	}
 
 	String newSession() {
@@ -208,25 +261,41 @@ public final class Benchmarks {
 
 	/** Rounds alternating A2 and the baseline; the median rate of each. */
 	static double[] compare(Workload a2, Workload baseline) throws Exception {
-		rate(a2, WARM_UP_MILLIS);
-		rate(baseline, WARM_UP_MILLIS);
+		return compare(a2, baseline, WRITERS);
+	}
+
+	/** The same with {@code writers} threads on each side. */
+	static double[] compare(Workload a2, Workload baseline, int writers) throws Exception {
+		rate(a2, WARM_UP_MILLIS, writers);
+		rate(baseline, WARM_UP_MILLIS, writers);
 		List<Double> a2Rates = new ArrayList<>();
 		List<Double> baselineRates = new ArrayList<>();
 		for (int round = 0; round < ROUNDS; round++) {
-			a2Rates.add(rate(a2, ROUND_MILLIS));
-			baselineRates.add(rate(baseline, ROUND_MILLIS));
+			a2Rates.add(rate(a2, ROUND_MILLIS, writers));
+			baselineRates.add(rate(baseline, ROUND_MILLIS, writers));
 		}
 		return new double[] { median(a2Rates), median(baselineRates) };
 	}
 
 	/** Events per second of {@link #WRITERS} threads running {@code workload} for {@code millis}. */
 	static double rate(Workload workload, long millis) throws Exception {
-		ExecutorService executor = Executors.newFixedThreadPool(WRITERS);
+		return rate(workload, millis, WRITERS);
+	}
+
+	/** Events per second of {@code count} threads running {@code workload} for {@code millis}. */
+	static double rate(Workload workload, long millis, int count) throws Exception {
+		long[] run = run(workload, millis, count);
+		return run[0] / (run[1] / 1e9);
+	}
+
+	/** The events written by {@code count} threads running {@code workload} for {@code millis}, and the nanoseconds taken. */
+	static long[] run(Workload workload, long millis, int count) throws Exception {
+		ExecutorService executor = Executors.newFixedThreadPool(count);
 		try {
 			AtomicBoolean stop = new AtomicBoolean();
-			CountDownLatch started = new CountDownLatch(WRITERS);
+			CountDownLatch started = new CountDownLatch(count);
 			List<Future<Long>> writers = new ArrayList<>();
-			for (int w = 0; w < WRITERS; w++) {
+			for (int w = 0; w < count; w++) {
 				int writer = w;
 				writers.add(executor.submit(() -> {
 					started.countDown();
@@ -241,7 +310,7 @@ public final class Benchmarks {
 			for (Future<Long> writer : writers) {
 				events += writer.get();
 			}
-			return events / ((System.nanoTime() - start) / 1e9);
+			return new long[] { events, System.nanoTime() - start };
 		}
 		finally {
 			executor.shutdownNow();

@@ -52,8 +52,9 @@ import org.springframework.transaction.support.TransactionTemplate;
  * the batch is appended again in a transaction under the lock, without the events that exist; a
  * retried push thus costs an error in PostgreSQL's log and a second try. Called inside a
  * transaction the application started, the append joins it and takes that second way at once.
- * Outside one, appends that arrive for a session while another of its appends runs are stored
- * together in the next statement (group commit, see {@link SessionAppendCombiner}).
+ * Outside one, appends that arrive while others are being stored are stored together in the next
+ * statement, for many sessions at once (group commit, see {@link GroupCommit}); on Citus only a
+ * session's own appends are combined, so that each statement stays on the session's shard.
  */
 public final class PostgresEventStore implements EventStore {
 
@@ -107,15 +108,79 @@ public final class PostgresEventStore implements EventStore {
 
 	private static final String[] APPENDS = new String[4];
 
+	/**
+	 * The append of a group-commit round: several sessions' events in one statement. The session rows
+	 * are locked (or created) in one order, the order in which a consumer's finish locks the sessions
+	 * it appends to, each reserving as many indexes as the round has events for it; an event's index
+	 * is its session's new last index less the number of the session's events after it in the round.
+	 * An id a session has fails the whole statement, and with it the round.
+	 */
+	private static final String APPEND_ALL_TEMPLATE = """
+			WITH head AS (
+			    INSERT INTO a2_session AS s (contract, session_id, last_index)
+			    SELECT n.contract, n.session_id, n.count
+			    FROM unnest(:sessionContracts, :sessionIds, :sessionCounts) AS n(contract, session_id, count)
+			    ORDER BY n.contract, n.session_id
+			    ON CONFLICT (contract, session_id) DO UPDATE SET last_index = s.last_index + excluded.last_index
+			    RETURNING s.contract, s.session_id, s.last_index, s.clear_index
+			), ins AS (
+			    INSERT INTO a2_event (contract, session_id, idx, id, type, payload, created_at, clear_index%1$s)
+			    SELECT e.contract, e.session_id, head.last_index - e.later, e.id, e.type, e.payload::jsonb,
+			           coalesce(CAST(:createdAt AS timestamptz), now()), head.clear_index%2$s
+			    FROM unnest(:contracts, :sessions, :laters, :ids, :types, :payloads%3$s)
+			         AS e(contract, session_id, later, id, type, payload%4$s)
+			    JOIN head ON head.contract = e.contract AND head.session_id = e.session_id
+			    RETURNING contract, session_id, idx, id, created_at, clear_index
+			)%5$s
+			SELECT contract, session_id, idx, id, created_at, clear_index FROM ins""";
+
+	/** The work of a round's events; a cursor starts after its session's events before the round's. */
+	private static final String WORK_ALL = """
+			, work AS (
+			    INSERT INTO a2_work (contract, session_id, consumer, idx, lane_key)
+			    SELECT ins.contract, ins.session_id, w.consumer, ins.idx, w.lane_key
+			    FROM ins JOIN unnest(:workContracts, :workSessions, :workIds, :workConsumers, :workKeys)
+			         AS w(contract, session_id, id, consumer, lane_key)
+			      ON w.contract = ins.contract AND w.session_id = ins.session_id AND w.id = ins.id
+			), cursors AS (
+			    INSERT INTO a2_cursor AS c (contract, session_id, consumer, position, target, types)
+			    SELECT ins.contract, ins.session_id, k.consumer,
+			           CASE WHEN k.backfill THEN 0 ELSE min(ins.idx - k.place) END, max(ins.idx), k.types::text[]
+			    FROM ins JOIN unnest(:cursorContracts, :cursorSessions, :cursorIds, :cursorPositions, :cursorConsumers,
+			                         :cursorBackfills, :cursorTypes)
+			         AS k(contract, session_id, id, place, consumer, backfill, types)
+			      ON k.contract = ins.contract AND k.session_id = ins.session_id AND k.id = ins.id
+			    GROUP BY ins.contract, ins.session_id, k.consumer, k.backfill, k.types
+			    ORDER BY ins.contract, ins.session_id, k.consumer
+			    ON CONFLICT (contract, session_id, consumer) DO UPDATE
+			        SET target = greatest(c.target, excluded.target), types = excluded.types
+			)""";
+
+	private static final String[] APPEND_ALLS = new String[4];
+
 	static {
 		for (int variant = 0; variant < APPENDS.length; variant++) {
 			boolean causes = (variant & CAUSES) != 0;
-			APPENDS[variant] = APPEND_TEMPLATE.formatted(causes ? CAUSE_COLUMNS : "",
-					causes ? CAUSE_COLUMNS.replace(", ", ", e.") : "",
-					causes ? ", :causeConsumers, :causeLanes, :causeIndexes, :causeAttempts" : "",
-					causes ? CAUSE_COLUMNS : "", ((variant & WORKS) != 0) ? WORK : "");
+			boolean works = (variant & WORKS) != 0;
+			String causeColumns = causes ? CAUSE_COLUMNS : "";
+			String causeValues = causes ? CAUSE_COLUMNS.replace(", ", ", e.") : "";
+			String causeParams = causes ? ", :causeConsumers, :causeLanes, :causeIndexes, :causeAttempts" : "";
+			APPENDS[variant] = APPEND_TEMPLATE.formatted(causeColumns, causeValues, causeParams, causeColumns,
+					works ? WORK : "");
+			APPEND_ALLS[variant] = APPEND_ALL_TEMPLATE.formatted(causeColumns, causeValues, causeParams, causeColumns,
+					works ? WORK_ALL : "");
 		}
 	}
+
+	/**
+	 * How many group-commit rounds may run at once on plain PostgreSQL, each a statement on a
+	 * connection of its own: enough to keep the database busy while one round waits for its commit
+	 * to reach the disk, few enough that the appends waiting in the meantime make large rounds.
+	 */
+	static final int ROUNDS_AT_ONCE = 4;
+
+	/** The one line of group commit on plain PostgreSQL, where a round spans sessions. */
+	private static final String ACROSS_SESSIONS = "";
 
 	/**
 	 * The append on Citus: the same work as the statement above, in the function {@code a2_append}
@@ -193,7 +258,7 @@ public final class PostgresEventStore implements EventStore {
 
 	private final TransactionTemplate transactions;
 
-	private final SessionAppendCombiner combiner = new SessionAppendCombiner();
+	private final GroupCommit groupCommit = new GroupCommit(new Rounds());
 
 	private final @Nullable Clock clock;
 
@@ -236,15 +301,38 @@ public final class PostgresEventStore implements EventStore {
 		if (TransactionSynchronizationManager.isActualTransactionActive()) {
 			return StoreFailures.guard(() -> this.transactions.execute((status) -> appendUnderLock(contract, session, events)));
 		}
-		return this.combiner.append(contract, session, events,
-				(combined) -> StoreFailures.guard(() -> DeadlockRetry.run(() -> appendAlone(contract, session, combined))));
+		if (TransactionSynchronizationManager.hasResource(this.dataSource)) {
+			// a connection is bound without a transaction (a SUPPORTS scope): leave it be, append on it
+			return StoreFailures.guard(() -> DeadlockRetry
+				.run(() -> this.transactions.execute((status) -> appendUnderLock(contract, session, events))));
+		}
+		// on Citus a round stays in one session, so that its statement runs on the session's shard
+		boolean distributed = StoreFailures.guard(this.citus::distributed);
+		return distributed ? this.groupCommit.append(contract + '\u0000' + session, 1, contract, session, events)
+				: this.groupCommit.append(ACROSS_SESSIONS, ROUNDS_AT_ONCE, contract, session, events);
+	}
+
+	/** The group commit's counters, for tests. */
+	GroupCommit groupCommit() {
+		return this.groupCommit;
+	}
+
+	/** Where group commit's rounds go: auto-committed statements, on a connection of their own. */
+	private final class Rounds implements GroupCommit.Store {
+
+		@Override
+		public List<StoredEvent> appendOne(String contract, String session, List<EventToStore> events) {
+			return StoreFailures.guard(() -> DeadlockRetry.run(() -> appendAlone(contract, session, events)));
+		}
+
+		@Override
+		public List<List<StoredEvent>> appendAll(List<GroupCommit.SessionEvents> sessions) {
+			return StoreFailures.guard(() -> DeadlockRetry.run(() -> autoCommitted(() -> insertAll(sessions))));
+		}
+
 	}
 
 	private List<StoredEvent> appendAlone(String contract, String session, List<EventToStore> events) {
-		if (TransactionSynchronizationManager.hasResource(this.dataSource)) {
-			// a connection is bound without a transaction (a SUPPORTS scope): leave it be
-			return this.transactions.execute((status) -> appendUnderLock(contract, session, events));
-		}
 		try {
 			return autoCommitted(() -> insert(contract, session, events));
 		}
@@ -377,6 +465,80 @@ public final class PostgresEventStore implements EventStore {
 		return inserted;
 	}
 
+	/**
+	 * Runs a round's statement for several sessions; answers each session's stored events in the
+	 * order given.
+	 */
+	private List<List<StoredEvent>> insertAll(List<GroupCommit.SessionEvents> sessions) {
+		int sessionCount = sessions.size();
+		String[] sessionContracts = new String[sessionCount];
+		String[] sessionIds = new String[sessionCount];
+		Integer[] sessionCounts = new Integer[sessionCount];
+		List<EventToStore> events = new ArrayList<>();
+		List<String> contracts = new ArrayList<>();
+		List<String> sessionOf = new ArrayList<>();
+		List<Integer> laters = new ArrayList<>();
+		List<Integer> positions = new ArrayList<>();
+		Map<List<String>, Integer> sessionNumbers = new HashMap<>(sessionCount * 2);
+		boolean caused = false;
+		boolean working = false;
+		for (int s = 0; s < sessionCount; s++) {
+			GroupCommit.SessionEvents session = sessions.get(s);
+			sessionContracts[s] = session.contract();
+			sessionIds[s] = session.session();
+			int count = session.events().size();
+			sessionCounts[s] = count;
+			sessionNumbers.put(List.of(session.contract(), session.session()), s);
+			for (int i = 0; i < count; i++) {
+				EventToStore event = session.events().get(i);
+				events.add(event);
+				contracts.add(session.contract());
+				sessionOf.add(session.session());
+				laters.add(count - 1 - i);
+				positions.add(i + 1);
+				caused |= event.cause() != null;
+				working |= !event.work().isEmpty();
+			}
+		}
+		StatementSpec statement = this.jdbc.sql(APPEND_ALLS[(caused ? CAUSES : 0) | (working ? WORKS : 0)])
+			.param("sessionContracts", SqlArrays.of("text", sessionContracts))
+			.param("sessionIds", SqlArrays.of("text", sessionIds))
+			.param("sessionCounts", SqlArrays.of("int4", sessionCounts))
+			.param("contracts", SqlArrays.of("text", contracts.toArray()))
+			.param("sessions", SqlArrays.of("text", sessionOf.toArray()))
+			.param("laters", SqlArrays.of("int4", laters.toArray()))
+			.param("ids", SqlArrays.of("text", events.stream().map(EventToStore::id).toArray()))
+			.param("types", SqlArrays.of("text", events.stream().map(EventToStore::type).toArray()))
+			.param("payloads", SqlArrays.of("text", events.stream().map(EventToStore::payload).toArray()))
+			.param("createdAt", createdAt(), Types.TIMESTAMP_WITH_TIMEZONE);
+		if (caused) {
+			statement = bindCauses(statement, events);
+		}
+		if (working) {
+			statement = bindWorkAll(statement, events, contracts, sessionOf, positions);
+		}
+		List<Map<String, EventToStore>> sources = new ArrayList<>(sessionCount);
+		List<Map<String, StoredEvent>> stored = new ArrayList<>(sessionCount);
+		for (GroupCommit.SessionEvents session : sessions) {
+			Map<String, EventToStore> byId = new HashMap<>(session.events().size() * 2);
+			session.events().forEach((event) -> byId.put(event.id(), event));
+			sources.add(byId);
+			stored.add(new HashMap<>(session.events().size() * 2));
+		}
+		statement.query((ResultSet rs) -> {
+			int s = sessionNumbers.get(List.of(rs.getString("contract"), rs.getString("session_id")));
+			EventToStore source = sources.get(s).get(rs.getString("id"));
+			stored.get(s).put(source.id(), new StoredEvent(rs.getLong("idx"), source.id(), source.type(), source.payload(),
+					rs.getObject("created_at", OffsetDateTime.class).toInstant(), rs.getInt("clear_index"), source.cause()));
+		});
+		List<List<StoredEvent>> answers = new ArrayList<>(sessionCount);
+		for (int s = 0; s < sessionCount; s++) {
+			Map<String, StoredEvent> byId = stored.get(s);
+			answers.add(sessions.get(s).events().stream().map((event) -> byId.get(event.id())).toList());
+		}
+		return answers;
+	}
+
 	private static StatementSpec bindCauses(StatementSpec statement, List<EventToStore> events) {
 		int count = events.size();
 		String[] consumers = new String[count];
@@ -425,6 +587,56 @@ public final class PostgresEventStore implements EventStore {
 			.param("workConsumers", SqlArrays.of("text", workConsumers.toArray()))
 			.param("workKeys", SqlArrays.of("text", workKeys.toArray()))
 			.param("cursorIds", SqlArrays.of("text", cursorIds.toArray()))
+			.param("cursorConsumers", SqlArrays.of("text", cursorConsumers.toArray()))
+			.param("cursorBackfills", SqlArrays.of("bool", cursorBackfills.toArray()))
+			.param("cursorTypes", SqlArrays.of("text", cursorTypes.toArray()));
+	}
+
+	/** The work of a round's events, each row naming its event's session and place in the round. */
+	private static StatementSpec bindWorkAll(StatementSpec statement, List<EventToStore> events, List<String> contracts,
+			List<String> sessions, List<Integer> positions) {
+		List<String> workContracts = new ArrayList<>();
+		List<String> workSessions = new ArrayList<>();
+		List<String> workIds = new ArrayList<>();
+		List<String> workConsumers = new ArrayList<>();
+		List<String> workKeys = new ArrayList<>();
+		List<String> cursorContracts = new ArrayList<>();
+		List<String> cursorSessions = new ArrayList<>();
+		List<String> cursorIds = new ArrayList<>();
+		List<Integer> cursorPositions = new ArrayList<>();
+		List<String> cursorConsumers = new ArrayList<>();
+		List<Boolean> cursorBackfills = new ArrayList<>();
+		List<String> cursorTypes = new ArrayList<>();
+		for (int i = 0; i < events.size(); i++) {
+			EventToStore event = events.get(i);
+			for (WorkUnit unit : event.work()) {
+				if (unit.cursor()) {
+					cursorContracts.add(contracts.get(i));
+					cursorSessions.add(sessions.get(i));
+					cursorIds.add(event.id());
+					cursorPositions.add(positions.get(i));
+					cursorConsumers.add(unit.consumer());
+					cursorBackfills.add(unit.backfill());
+					cursorTypes.add((unit.types() == null) ? null : SqlArrays.literal(new TreeSet<>(unit.types())));
+				}
+				else {
+					workContracts.add(contracts.get(i));
+					workSessions.add(sessions.get(i));
+					workIds.add(event.id());
+					workConsumers.add(unit.consumer());
+					workKeys.add(unit.laneKey());
+				}
+			}
+		}
+		return statement.param("workContracts", SqlArrays.of("text", workContracts.toArray()))
+			.param("workSessions", SqlArrays.of("text", workSessions.toArray()))
+			.param("workIds", SqlArrays.of("text", workIds.toArray()))
+			.param("workConsumers", SqlArrays.of("text", workConsumers.toArray()))
+			.param("workKeys", SqlArrays.of("text", workKeys.toArray()))
+			.param("cursorContracts", SqlArrays.of("text", cursorContracts.toArray()))
+			.param("cursorSessions", SqlArrays.of("text", cursorSessions.toArray()))
+			.param("cursorIds", SqlArrays.of("text", cursorIds.toArray()))
+			.param("cursorPositions", SqlArrays.of("int4", cursorPositions.toArray()))
 			.param("cursorConsumers", SqlArrays.of("text", cursorConsumers.toArray()))
 			.param("cursorBackfills", SqlArrays.of("bool", cursorBackfills.toArray()))
 			.param("cursorTypes", SqlArrays.of("text", cursorTypes.toArray()));

@@ -1,0 +1,374 @@
+package dev.a2.store.postgres;
+
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.Callable;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.IntStream;
+import java.util.stream.LongStream;
+
+import javax.sql.DataSource;
+
+import dev.a2.A2Exception;
+import dev.a2.A2Server;
+import dev.a2.Cause;
+import dev.a2.Contract;
+import dev.a2.ErrorCode;
+import dev.a2.NewEvent;
+import dev.a2.Session;
+import dev.a2.store.EventToStore;
+import dev.a2.store.StoredEvent;
+import dev.a2.store.WorkUnit;
+import dev.a2.test.PostgresExtension;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+import org.springframework.jdbc.core.simple.JdbcClient;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * Group commit across sessions on real PostgreSQL. To make a round combine for certain, a test holds
+ * every round that may run at once on one session's row lock, queues the appends it means to
+ * combine behind them, and lets go: the first round to end hands the lead to the first queued
+ * append, which takes all the others with it.
+ */
+@ExtendWith(PostgresExtension.class)
+class GroupCommitIntegrationTests {
+
+	private final DataSource dataSource;
+
+	private final JdbcClient jdbc;
+
+	private final PostgresEventStore store;
+
+	private final ExecutorService callers = Executors.newFixedThreadPool(72);
+
+	GroupCommitIntegrationTests(DataSource dataSource) {
+		this.dataSource = dataSource;
+		this.jdbc = JdbcClient.create(dataSource);
+		this.store = new PostgresEventStore(dataSource);
+	}
+
+	@AfterEach
+	void stop() throws InterruptedException {
+		this.callers.shutdownNow();
+		this.callers.awaitTermination(10, TimeUnit.SECONDS);
+	}
+
+	@Test
+	void appendsOfManySessionsQueuedTogetherAreStoredInOneRound() throws Exception {
+		List<String> sessions = IntStream.range(0, 20).mapToObj((i) -> newSession()).toList();
+		long before;
+		List<Future<List<StoredEvent>>> answers = new ArrayList<>();
+		try (Held held = holdRounds()) {
+			before = held.rounds();
+			for (String session : sessions) {
+				answers.add(append(session, "a-" + session, "b-" + session));
+			}
+			awaitQueued(sessions.size());
+		}
+		for (int i = 0; i < sessions.size(); i++) {
+			List<StoredEvent> stored = answers.get(i).get(30, TimeUnit.SECONDS);
+			assertThat(stored).extracting(StoredEvent::id).containsExactly("a-" + sessions.get(i), "b-" + sessions.get(i));
+			assertThat(stored).extracting(StoredEvent::index).containsExactly(1L, 2L);
+			assertThat(lastIndex(sessions.get(i))).isEqualTo(2);
+		}
+		// one round for all twenty callers, beside the held ones
+		assertThat(this.store.groupCommit().rounds() - before).isEqualTo(1);
+	}
+
+	@Test
+	void anIdASessionHasFailsTheRoundAndEachCallerStoresAgainAloneOnce() throws Exception {
+		String retried = newSession();
+		List<StoredEvent> original = this.store.append("c", retried, events("r-1"));
+		List<String> others = IntStream.range(0, 6).mapToObj((i) -> newSession()).toList();
+		long before;
+		Future<List<StoredEvent>> retry;
+		List<Future<List<StoredEvent>>> answers = new ArrayList<>();
+		try (Held held = holdRounds()) {
+			before = held.rounds();
+			for (String session : others.subList(0, 3)) {
+				answers.add(append(session, "x-" + session));
+			}
+			// a retried push: its first event is stored, its second is new
+			retry = append(retried, "r-1", "r-2");
+			for (String session : others.subList(3, 6)) {
+				answers.add(append(session, "x-" + session));
+			}
+			awaitQueued(7);
+		}
+		List<StoredEvent> answered = retry.get(30, TimeUnit.SECONDS);
+		assertThat(answered.get(0)).isEqualTo(original.get(0));
+		assertThat(answered.get(1).index()).isEqualTo(2);
+		assertThat(lastIndex(retried)).isEqualTo(2);
+		for (int i = 0; i < others.size(); i++) {
+			assertThat(answers.get(i).get(30, TimeUnit.SECONDS)).singleElement()
+				.satisfies((event) -> assertThat(event.index()).isEqualTo(1));
+			// the failed round left no index unused
+			assertThat(lastIndex(others.get(i))).isEqualTo(1);
+		}
+		// the failed round, beside the held ones: every caller then stored its events alone, outside rounds
+		assertThat(this.store.groupCommit().rounds() - before).isEqualTo(1);
+	}
+
+	@Test
+	void aBatchTheDatabaseRefusesFailsOnlyItsCaller() throws Exception {
+		String refused = newSession();
+		List<String> others = IntStream.range(0, 6).mapToObj((i) -> newSession()).toList();
+		Future<List<StoredEvent>> bad;
+		List<Future<List<StoredEvent>>> answers = new ArrayList<>();
+		try (Held held = holdRounds()) {
+			for (String session : others.subList(0, 3)) {
+				answers.add(append(session, "x-" + session));
+			}
+			// past Session's validation only through the store itself: a payload that is not JSON
+			bad = this.callers.submit(() -> this.store.append("c", refused,
+					List.of(new EventToStore("ok", "note", "{}", null), new EventToStore("bad", "note", "{not json", null))));
+			for (String session : others.subList(3, 6)) {
+				answers.add(append(session, "x-" + session));
+			}
+			awaitQueued(7);
+		}
+		assertThatThrownBy(() -> bad.get(30, TimeUnit.SECONDS)).hasMessageContaining("json");
+		assertThat(lastIndex(refused)).isZero();
+		for (int i = 0; i < others.size(); i++) {
+			assertThat(answers.get(i).get(30, TimeUnit.SECONDS)).singleElement()
+				.satisfies((event) -> assertThat(event.index()).isEqualTo(1));
+			assertThat(lastIndex(others.get(i))).isEqualTo(1);
+		}
+	}
+
+	@Test
+	void aBatchSessionRefusesNeverReachesARoundWhileTheOthersAreStored() throws Exception {
+		try (A2Server a2 = A2Server.builder()
+			.dataSource(this.dataSource)
+			.eventStore(this.store)
+			.contract(Contract.builder("c").event("note", Note.class).build())
+			.build()) {
+			List<String> others = IntStream.range(0, 4).mapToObj((i) -> newSession()).toList();
+			List<Future<?>> answers = new ArrayList<>();
+			try (Held held = holdRounds()) {
+				for (String session : others) {
+					answers.add(this.callers.submit(() -> a2.session("c", session).append(NewEvent.of("note", new Note("fine")))));
+				}
+				awaitQueued(4);
+				// refused at once, while every round is held: it never waited for one, nor joined one
+				String refused = newSession();
+				assertThatThrownBy(() -> a2.session("c", refused)
+					.append(NewEvent.of("note", new Note("fine")), NewEvent.of("unknown.type", Map.of())))
+					.isInstanceOfSatisfying(A2Exception.class, (ex) -> assertThat(ex.code()).isEqualTo(ErrorCode.INVALID_PAYLOAD));
+				assertThat(this.store.groupCommit().waiting()).isEqualTo(4);
+				assertThat(lastIndex(refused)).isZero();
+			}
+			for (Future<?> answer : answers) {
+				answer.get(30, TimeUnit.SECONDS);
+			}
+			for (String session : others) {
+				assertThat(lastIndex(session)).isEqualTo(1);
+			}
+		}
+	}
+
+	@Test
+	void oneIdSentByTwoCallersInARoundIsStoredOnceAndAnswersBoth() throws Exception {
+		String session = newSession();
+		String otherSession = newSession();
+		Future<List<StoredEvent>> original;
+		Future<List<StoredEvent>> retry;
+		Future<List<StoredEvent>> sameIdElsewhere;
+		try (Held held = holdRounds()) {
+			original = append(session, "x", "y");
+			sameIdElsewhere = append(otherSession, "x");
+			retry = append(session, "x", "y");
+			awaitQueued(3);
+		}
+		assertThat(retry.get(30, TimeUnit.SECONDS)).isEqualTo(original.get(30, TimeUnit.SECONDS))
+			.extracting(StoredEvent::index)
+			.containsExactly(1L, 2L);
+		assertThat(sameIdElsewhere.get(30, TimeUnit.SECONDS)).singleElement()
+			.satisfies((event) -> assertThat(event.index()).isEqualTo(1));
+		assertThat(lastIndex(session)).isEqualTo(2);
+		assertThat(this.jdbc.sql("SELECT count(*) FROM a2_event WHERE session_id = ?").param(session).query(Long.class).single())
+			.isEqualTo(2);
+	}
+
+	@Test
+	void aRoundStoresEachSessionsWorkAndMovesEachSessionsCursor() throws Exception {
+		String first = newSession();
+		String second = newSession();
+		this.store.append("c", second, events("before"));
+		Future<List<StoredEvent>> a;
+		Future<List<StoredEvent>> b;
+		try (Held held = holdRounds()) {
+			a = this.callers.submit(() -> this.store.append("c", first, List.of(working("a1"), working("a2"))));
+			// written by a consumer's run: its cause is stored with it
+			b = this.callers.submit(() -> this.store.append("c", second, List.of(new EventToStore("b1", "note", "{}",
+					new Cause("writer", "lane", 7, 2), List.of(WorkUnit.head("unit", null), WorkUnit.cursor("fixed", false, null))))));
+			awaitQueued(2);
+		}
+		assertThat(a.get(30, TimeUnit.SECONDS)).extracting(StoredEvent::index).containsExactly(1L, 2L);
+		assertThat(b.get(30, TimeUnit.SECONDS)).extracting(StoredEvent::index).containsExactly(2L);
+		assertThat(this.store.range("c", second, 1, 2, 10)).singleElement()
+			.satisfies((event) -> assertThat(event.cause()).isEqualTo(new Cause("writer", "lane", 7, 2)));
+		assertThat(this.store.range("c", first, 0, 2, 10)).extracting(StoredEvent::cause).containsOnlyNulls();
+		assertThat(this.jdbc.sql("SELECT session_id || ':' || idx FROM a2_work WHERE consumer = 'unit' ORDER BY 1")
+			.query(String.class)
+			.list()).containsExactlyInAnyOrder(first + ":1", first + ":2", second + ":2");
+		// a cursor created by the round starts before the round's first event of its session
+		assertThat(this.jdbc.sql("SELECT session_id || ':' || position || '-' || target FROM a2_cursor WHERE consumer = 'fixed'")
+			.query(String.class)
+			.list()).containsExactlyInAnyOrder(first + ":0-2", second + ":1-2");
+	}
+
+	@Test
+	void sixtyFourWritersOnEightSessionsGetContiguousIndexesWithEachAppendTogetherAndInOrder() throws Exception {
+		List<String> sessions = IntStream.range(0, 8).mapToObj((i) -> newSession()).toList();
+		long before = this.store.groupCommit().rounds();
+		List<Callable<List<List<Long>>>> writers = new ArrayList<>();
+		int appendsPerWriter = 40;
+		for (int w = 0; w < 64; w++) {
+			String session = sessions.get(w % 8);
+			writers.add(() -> {
+				List<List<Long>> appended = new ArrayList<>();
+				for (int n = 0; n < appendsPerWriter; n++) {
+					// single events and small batches interleave
+					int size = ThreadLocalRandom.current().nextInt(1, 4);
+					List<EventToStore> batch = IntStream.range(0, size)
+						.mapToObj((i) -> new EventToStore(UUID.randomUUID().toString(), "note", "{}", null))
+						.toList();
+					List<StoredEvent> stored = this.store.append("c", session, batch);
+					assertThat(stored).extracting(StoredEvent::id).containsExactlyElementsOf(batch.stream().map(EventToStore::id).toList());
+					appended.add(stored.stream().map(StoredEvent::index).toList());
+				}
+				return appended;
+			});
+		}
+		List<Future<List<List<Long>>>> results = this.callers.invokeAll(writers);
+		List<List<Long>> perSession = new ArrayList<>();
+		sessions.forEach((s) -> perSession.add(new ArrayList<>()));
+		int appends = 0;
+		for (int w = 0; w < results.size(); w++) {
+			List<Long> mine = new ArrayList<>();
+			for (List<Long> indexes : results.get(w).get(60, TimeUnit.SECONDS)) {
+				// each append's events adjacent and in order
+				for (int i = 1; i < indexes.size(); i++) {
+					assertThat(indexes.get(i)).isEqualTo(indexes.get(i - 1) + 1);
+				}
+				mine.addAll(indexes);
+				appends++;
+			}
+			// a writer's appends land in the order it made them
+			assertThat(mine).isSorted();
+			perSession.get(w % 8).addAll(mine);
+		}
+		for (int s = 0; s < sessions.size(); s++) {
+			List<Long> indexes = perSession.get(s);
+			Collections.sort(indexes);
+			assertThat(indexes).containsExactlyElementsOf(LongStream.rangeClosed(1, indexes.size()).boxed().toList());
+			assertThat(lastIndex(sessions.get(s))).isEqualTo(indexes.size());
+			assertThat(this.jdbc.sql("SELECT count(*) FROM a2_event WHERE session_id = ?")
+				.param(sessions.get(s))
+				.query(Long.class)
+				.single()).isEqualTo(indexes.size());
+		}
+		assertThat(this.store.groupCommit().rounds() - before).isLessThan(appends);
+	}
+
+	record Note(String text) {
+	}
+
+	/**
+	 * Every round that may run at once, each blocked on a session's row lock. Closing lets one go
+	 * first, so that a single leader takes everything queued, and then the others.
+	 */
+	private Held holdRounds() throws Exception {
+		List<Connection> locks = new ArrayList<>();
+		List<String> blockedSessions = new ArrayList<>();
+		for (int i = 0; i < PostgresEventStore.ROUNDS_AT_ONCE; i++) {
+			String blocked = newSession();
+			this.store.append("c", blocked, events("lock"));
+			Connection connection = this.dataSource.getConnection();
+			connection.setAutoCommit(false);
+			try (PreparedStatement lock = connection
+				.prepareStatement("SELECT 1 FROM a2_session WHERE contract = 'c' AND session_id = ? FOR UPDATE")) {
+				lock.setString(1, blocked);
+				lock.executeQuery().close();
+			}
+			locks.add(connection);
+			blockedSessions.add(blocked);
+		}
+		long rounds = this.store.groupCommit().rounds();
+		List<Future<List<StoredEvent>>> blockedRounds = new ArrayList<>();
+		for (String blocked : blockedSessions) {
+			blockedRounds.add(append(blocked, "held"));
+		}
+		await().until(() -> this.store.groupCommit().running() == PostgresEventStore.ROUNDS_AT_ONCE);
+		return new Held(this.store.groupCommit(), locks, rounds + locks.size(), blockedRounds);
+	}
+
+	private record Held(GroupCommit groupCommit, List<Connection> locks, long rounds,
+			List<Future<List<StoredEvent>>> blockedRounds) implements AutoCloseable {
+
+		@Override
+		public void close() throws Exception {
+			release(this.locks.get(0));
+			// one round free: its next leader takes the whole queue, while the others are still held
+			await().until(() -> this.groupCommit.waiting() == 0);
+			for (Connection lock : this.locks.subList(1, this.locks.size())) {
+				release(lock);
+			}
+			for (Future<List<StoredEvent>> round : this.blockedRounds) {
+				round.get(30, TimeUnit.SECONDS);
+			}
+		}
+
+		private static void release(Connection lock) throws Exception {
+			try (lock) {
+				lock.commit();
+			}
+		}
+
+	}
+
+	private void awaitQueued(int count) {
+		await().until(() -> this.store.groupCommit().waiting() == count);
+	}
+
+	private Future<List<StoredEvent>> append(String session, String... ids) {
+		return this.callers.submit(() -> this.store.append("c", session, events(ids)));
+	}
+
+	private long lastIndex(String session) {
+		return this.jdbc.sql("SELECT coalesce(max(last_index), 0) FROM a2_session WHERE session_id = ?")
+			.param(session)
+			.query(Long.class)
+			.single();
+	}
+
+	private static List<EventToStore> events(String... ids) {
+		return List.of(ids).stream().map((id) -> new EventToStore(id, "note", "{}", null)).toList();
+	}
+
+	private static EventToStore working(String id) {
+		return new EventToStore(id, "note", "{}", null,
+				List.of(WorkUnit.head("unit", null), WorkUnit.cursor("fixed", false, null)));
+	}
+
+	private static String newSession() {
+		return "g-" + UUID.randomUUID();
+	}
+
+}
