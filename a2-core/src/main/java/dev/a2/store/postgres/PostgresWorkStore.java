@@ -18,7 +18,6 @@ import java.util.UUID;
 import java.util.function.Consumer;
 import java.util.function.Function;
 import java.util.function.IntConsumer;
-import java.util.stream.Collectors;
 
 import javax.sql.DataSource;
 
@@ -623,15 +622,13 @@ public final class PostgresWorkStore implements WorkStore {
 	}
 
 	/**
-	 * An append locks the cursor rows of one session, so only a finish that changes two or more cursor
-	 * rows of one session can close a cycle with it: those are locked in order first.
+	 * An append locks cursor rows in (contract, session, consumer) order, of several sessions when
+	 * group commit stores them in one statement, so a finish that changes two or more cursor rows
+	 * could close a cycle with it: those are locked in that order first.
 	 */
 	private void lockCursors(List<Claim> claims) {
-		Map<List<String>, List<Claim>> bySession = claims.stream()
-			.filter(Claim::cursor)
-			.collect(Collectors.groupingBy((c) -> List.of(c.contract(), c.session())));
-		List<Claim> cursors = bySession.values().stream().filter((same) -> same.size() > 1).flatMap(List::stream).toList();
-		if (cursors.isEmpty()) {
+		List<Claim> cursors = claims.stream().filter(Claim::cursor).toList();
+		if (cursors.size() < 2) {
 			return;
 		}
 		sessions(this.jdbc.sql(LOCK_CURSORS), cursors)
