@@ -38,6 +38,7 @@ import org.springframework.jdbc.core.simple.JdbcClient;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assumptions.assumeFalse;
 
 /**
  * Group commit across sessions on real PostgreSQL. To make a round combine for certain, a test holds
@@ -62,6 +63,11 @@ class GroupCommitIntegrationTests {
 		this.store = new PostgresEventStore(dataSource);
 	}
 
+	/** Rounds that span sessions are plain PostgreSQL's: on Citus each session has rounds of its own. */
+	private void acrossSessions() {
+		assumeFalse(new CitusTables(this.dataSource).distributed(), "rounds across sessions, on plain PostgreSQL");
+	}
+
 	@AfterEach
 	void stop() throws InterruptedException {
 		this.callers.shutdownNow();
@@ -70,6 +76,7 @@ class GroupCommitIntegrationTests {
 
 	@Test
 	void appendsOfManySessionsQueuedTogetherAreStoredInOneRound() throws Exception {
+		acrossSessions();
 		List<String> sessions = IntStream.range(0, 20).mapToObj((i) -> newSession()).toList();
 		long before;
 		List<Future<List<StoredEvent>>> answers = new ArrayList<>();
@@ -92,6 +99,7 @@ class GroupCommitIntegrationTests {
 
 	@Test
 	void anIdASessionHasFailsTheRoundAndEachCallerStoresAgainAloneOnce() throws Exception {
+		acrossSessions();
 		String retried = newSession();
 		List<StoredEvent> original = this.store.append("c", retried, events("r-1"));
 		List<String> others = IntStream.range(0, 6).mapToObj((i) -> newSession()).toList();
@@ -126,6 +134,7 @@ class GroupCommitIntegrationTests {
 
 	@Test
 	void aBatchTheDatabaseRefusesFailsOnlyItsCaller() throws Exception {
+		acrossSessions();
 		String refused = newSession();
 		List<String> others = IntStream.range(0, 6).mapToObj((i) -> newSession()).toList();
 		Future<List<StoredEvent>> bad;
@@ -153,6 +162,7 @@ class GroupCommitIntegrationTests {
 
 	@Test
 	void aBatchSessionRefusesNeverReachesARoundWhileTheOthersAreStored() throws Exception {
+		acrossSessions();
 		try (A2Server a2 = A2Server.builder()
 			.dataSource(this.dataSource)
 			.eventStore(this.store)
@@ -184,6 +194,7 @@ class GroupCommitIntegrationTests {
 
 	@Test
 	void oneIdSentByTwoCallersInARoundIsStoredOnceAndAnswersBoth() throws Exception {
+		acrossSessions();
 		String session = newSession();
 		String otherSession = newSession();
 		Future<List<StoredEvent>> original;
@@ -207,6 +218,7 @@ class GroupCommitIntegrationTests {
 
 	@Test
 	void aRoundStoresEachSessionsWorkAndMovesEachSessionsCursor() throws Exception {
+		acrossSessions();
 		String first = newSession();
 		String second = newSession();
 		this.store.append("c", second, events("before"));
