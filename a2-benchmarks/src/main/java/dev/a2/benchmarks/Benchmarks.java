@@ -86,6 +86,12 @@ public final class Benchmarks {
 					jdbc.sql("SHOW synchronous_commit").query(String.class).single(),
 					jdbc.sql("SHOW fsync").query(String.class).single(), Runtime.getRuntime().availableProcessors(),
 					WRITERS, ROUNDS, ROUND_MILLIS / 1000));
+			if (args.length > 0 && args[0].equals("latency")) {
+				try (AxonBenchmarks benchmarks = new AxonBenchmarks(dataSource)) {
+					benchmarks.latencyOnly(axon0(), 5);
+				}
+				return;
+			}
 			if (wanted(args, "append")) {
 				new Benchmarks(dataSource).run(table);
 			}
@@ -119,6 +125,10 @@ public final class Benchmarks {
 				axon.print();
 			}
 		}
+	}
+
+	private static Table axon0() {
+		return new Table("latency only", "Axon");
 	}
 
 	/** Whether the command line asks for this half: {@code -Dbenchmarks=<name>}, or all of them. */
