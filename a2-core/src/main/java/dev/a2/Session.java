@@ -95,9 +95,7 @@ public final class Session {
 	private List<Event> appendObserved(List<NewEvent> events, @Nullable Cause cause, boolean derivedIds) {
 		List<Prepared> prepared = prepareAll(events, cause, derivedIds);
 		List<EventToStore> toStore = prepared.stream().map(Prepared::toStore).toList();
-		dev.a2.drain.LatencyProbe.stamp(this.id, 1);
 		List<StoredEvent> stored = this.server.events.append(this.contract.name(), this.id, toStore);
-		dev.a2.drain.LatencyProbe.stamp(this.id, 2);
 		List<Event> result = new ArrayList<>(stored.size());
 		List<Event> appendedNow = new ArrayList<>();
 		boolean work = false;

@@ -215,23 +215,6 @@ final class AxonBenchmarks implements AutoCloseable {
 
 	// --- latency
 
-	void latencyOnly(Table table, int rounds) throws Exception {
-		// warm up
-		this.a2Drain.latencyMillis();
-		axonLatency(false);
-		List<double[]> a2 = new ArrayList<>();
-		List<double[]> tracking = new ArrayList<>();
-		for (int round = 0; round < rounds; round++) {
-			double[] mine = this.a2Drain.latencyMillis();
-			double[] theirs = axonLatency(false);
-			a2.add(mine);
-			tracking.add(theirs);
-			System.out.printf(Locale.ROOT, "  round %d: A2 p50 %.2f p99 %.2f | Axon p50 %.2f p99 %.2f%n", round, mine[0], mine[1], theirs[0], theirs[1]);
-		}
-		table.row("latency vs TrackingEventProcessor", latencyCell(a2), latencyCell(tracking), latencyRatio(a2, tracking));
-		table.print();
-	}
-
 	/** Rounds alternating A2 (independent lane, as the drain table's row), the tracking and the pooled processor. */
 	private void latency(Table table) throws Exception {
 		List<double[]> a2 = new ArrayList<>();

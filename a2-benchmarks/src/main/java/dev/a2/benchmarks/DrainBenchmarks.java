@@ -241,30 +241,19 @@ final class DrainBenchmarks {
 		List<Long> latencies = Collections.synchronizedList(new ArrayList<>());
 		// fresh sessions and ids each call: an id the session already has would not be appended again
 		String round = "timed-" + this.rounds.incrementAndGet();
-		List<long[]> probes = Collections.synchronizedList(new ArrayList<>());
 		Consumer timed = Consumer.builder("drain", round).run((context) -> {
 			Long start = appendedAt.get(context.event().id());
 			if (start != null) {
 				latencies.add(System.nanoTime() - start);
-				long[] p = dev.a2.drain.LatencyProbe.take(context.session().id());
-				p[8] = System.nanoTime();
-				probes.add(p);
 			}
 			return null;
 		});
-		try (A2Server server = A2Server.builder()
-			.dataSource(JdbcTimer.wrap(this.dataSource, "a2-drain"))
-			.contract(this.contract)
-			.consumer(timed)
-			.runConsumers(true)
-			.build()) {
+		try (A2Server server = server(timed, true)) {
 			int total = 2000;
 			long interval = TimeUnit.SECONDS.toNanos(1) / 200;
 			long next = System.nanoTime();
 			for (int i = 0; i < total; i++) {
 				String id = round + "-" + i;
-				dev.a2.drain.LatencyProbe.take(round + "-latency-" + (i % 100));
-				dev.a2.drain.LatencyProbe.stamp(round + "-latency-" + (i % 100), 0);
 				appendedAt.put(id, System.nanoTime());
 				server.session("drain", round + "-latency-" + (i % 100)).append(NewEvent.of("tick", new Benchmarks.Tick(i, "x"), id));
 				next += interval;
@@ -277,26 +266,6 @@ final class DrainBenchmarks {
 			while (latencies.size() < total && System.nanoTime() < deadline) {
 				Thread.sleep(10);
 			}
-		}
-		if (dev.a2.drain.LatencyProbe.ON) {
-			String[] names = { "prepare", "store append+commit", "afterCommit->request", "hop to loop thread", "reserve+observe",
-					"claim transaction", "hand-off to run thread", "run thread to handler" };
-			List<long[]> steady = new ArrayList<>(probes.subList(Math.min(200, probes.size()), probes.size()));
-			StringBuilder line = new StringBuilder("  probe (us p50/mean/p99):");
-			for (int st = 0; st < 8; st++) {
-				List<Long> d = new ArrayList<>();
-				for (long[] p : steady) {
-					if (p[st] != 0 && p[st + 1] != 0) {
-						d.add(p[st + 1] - p[st]);
-					}
-				}
-				Collections.sort(d);
-				double mean = d.stream().mapToLong(Long::longValue).average().orElse(Double.NaN);
-				line.append(String.format(Locale.ROOT, "%n    %-26s n=%4d %7.0f %7.0f %7.0f", names[st], d.size(), percentile(d, 50) / 1e3,
-						mean / 1e3, percentile(d, 99) / 1e3));
-			}
-			System.out.println(line);
-			JdbcTimer.print();
 		}
 		List<Long> sorted = new ArrayList<>(latencies);
 		Collections.sort(sorted);

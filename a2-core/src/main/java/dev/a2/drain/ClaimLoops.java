@@ -31,9 +31,10 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * One loop per session being drained on this instance: it claims the session's runnable units (no
- * more than there are free run permits) and starts each on the run executor, until a claim finds
- * nothing. A request for a session whose loop runs makes it claim once more instead of starting
- * another. Loops run on a small pool with a bounded queue: what does not fit is left in the
+ * more than there are free run permits) and starts each on the run executor, until a claim comes back
+ * with fewer than it asked for (it took everything runnable then). A request for a session whose loop
+ * runs makes it claim once more instead of starting another. A session that finds no permit free is
+ * drained again as soon as one is released, by a run that ends or by a claim that needed fewer. Loops run on a small pool with a bounded queue: what does not fit is left in the
  * database for the sweep to find.
  */
 final class ClaimLoops {
@@ -97,7 +98,6 @@ final class ClaimLoops {
 		if (this.stopping) {
 			return;
 		}
-		LatencyProbe.stamp(session, 3);
 		SessionRef key = new SessionRef(contract, session);
 		while (true) {
 			LoopState state = this.loopStates.computeIfAbsent(key, (k) -> new LoopState());
@@ -141,7 +141,6 @@ final class ClaimLoops {
 			.lowCardinalityKeyValue(A2Observations.CONTRACT, key.contract())
 			.highCardinalityKeyValue(A2Observations.SESSION, key.session())
 			.start();
-		LatencyProbe.stamp(key.session(), 4);
 		try {
 			while (!this.stopping) {
 				List<Claim> claims = List.of();
@@ -152,7 +151,6 @@ final class ClaimLoops {
 				int limit = reserved;
 				try {
 					if (reserved > 0) {
-						LatencyProbe.stamp(key.session(), 5);
 						Instant now = this.host.clock().instant();
 						claims = Observation.createNotStarted(A2Observations.CLAIM, this.host.observations())
 							.lowCardinalityKeyValue(A2Observations.CONTRACT, key.contract())
@@ -163,9 +161,6 @@ final class ClaimLoops {
 					}
 					else {
 						starve(key);
-					}
-					if (!claims.isEmpty()) {
-						LatencyProbe.stamp(key.session(), 6);
 					}
 					for (Claim claim : claims) {
 						if (start(claim, owner)) {
@@ -290,7 +285,6 @@ final class ClaimLoops {
 	}
 
 	private void run(Running run) {
-		LatencyProbe.stamp(run.claim.session(), 7);
 		Finish finish = null;
 		try {
 			finish = this.execution.execute(run);
