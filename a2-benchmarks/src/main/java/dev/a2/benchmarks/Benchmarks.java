@@ -70,21 +70,18 @@ public final class Benchmarks {
 	}
 
 	public static void main(String[] args) throws Exception {
-		// another database, such as a Citus coordinator, for a run of its own (figures on the embedded one are the reference)
-		String external = System.getenv("A2_BENCH_JDBC_URL");
-		try (EmbeddedPostgres postgres = (external != null) ? null : EmbeddedPostgres.builder()
+		try (EmbeddedPostgres postgres = EmbeddedPostgres.builder()
 			.setServerConfig("synchronous_commit", "on")
 			.setServerConfig("fsync", "on")
 			.setServerConfig("max_connections", "100")
 			.start(); HikariDataSource dataSource = new HikariDataSource()) {
-			String url = (external != null) ? external : postgres.getJdbcUrl("postgres", "postgres");
-			dataSource.setJdbcUrl(url);
+			dataSource.setJdbcUrl(postgres.getJdbcUrl("postgres", "postgres"));
 			dataSource.setUsername("postgres");
 			dataSource.setMaximumPoolSize(24);
 			PostgresSchema.migrate(dataSource);
 			JdbcClient jdbc = JdbcClient.create(dataSource);
 			Table table = new Table(String.format(Locale.ROOT,
-					"A2 benchmarks: PostgreSQL %s, synchronous_commit=%s, fsync=%s, %d cores, %d writers, median of %d rounds of %d s",
+					"A2 benchmarks: embedded PostgreSQL %s, synchronous_commit=%s, fsync=%s, %d cores, %d writers, median of %d rounds of %d s",
 					jdbc.sql("SHOW server_version").query(String.class).single(),
 					jdbc.sql("SHOW synchronous_commit").query(String.class).single(),
 					jdbc.sql("SHOW fsync").query(String.class).single(), Runtime.getRuntime().availableProcessors(),
@@ -99,10 +96,10 @@ public final class Benchmarks {
 					"AI replies: a scripted model at 50 tokens/s, coalesced (a2.ai defaults: flush 50 ms or 64 tokens) beside a row per token (flush-tokens=1), %d cores",
 					Runtime.getRuntime().availableProcessors()), "a row per token");
 			if (wanted(args, "ai")) {
-				new AiBenchmarks(dataSource, url).run(ai);
+				new AiBenchmarks(dataSource, postgres.getJdbcUrl("postgres", "postgres")).run(ai);
 			}
 			if (wanted(args, "web")) {
-				new WebBenchmarks(url).run(table);
+				new WebBenchmarks(postgres.getJdbcUrl("postgres", "postgres")).run(table);
 			}
 			Table axon = new Table(String.format(Locale.ROOT,
 					"A2 beside Axon Framework %s (JdbcEventStorageEngine, JdbcTokenStore) on the same database, %d writers, median of %d rounds",
