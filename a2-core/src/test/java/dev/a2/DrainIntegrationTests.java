@@ -20,6 +20,9 @@ import io.micrometer.observation.tck.TestObservationRegistryAssert;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
+import org.springframework.jdbc.datasource.DataSourceTransactionManager;
+import org.springframework.transaction.support.TransactionTemplate;
+
 import static dev.a2.TestContracts.message;
 import static dev.a2.TestContracts.note;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -100,6 +103,28 @@ class DrainIntegrationTests {
 		assertThat(most).hasValue(1);
 		TestObservationRegistryAssert.assertThat(this.support.observations)
 			.forAllObservationsWithNameEqualTo(A2Observations.DRAIN, (drain) -> drain.doesNotHaveError());
+	}
+
+	@Test
+	void asManySessionsAsTheConcurrencyRunAtOnceWhenTheirWorkArrivesTogether() throws Exception {
+		int sessions = 4;
+		CountDownLatch allStarted = new CountDownLatch(sessions);
+		// each run holds its permit until every session's run has started: one that never starts keeps them all waiting
+		Consumer waiting = Consumer.builder("chat", "waiting").types("message.sent").run((context) -> {
+			allStarted.countDown();
+			allStarted.await(30, TimeUnit.SECONDS);
+			return null;
+		});
+		A2Server server = this.support.server(
+				DrainSettings.DEFAULTS.withLease(DrainTestSupport.LEASE).withConcurrency(sessions), waiting);
+		// one transaction: every session's claim loop starts as it commits, and they compete for the permits
+		new TransactionTemplate(new DataSourceTransactionManager(this.support.dataSource)).executeWithoutResult((status) -> {
+			for (int i = 0; i < sessions; i++) {
+				server.session("chat", A2TestSupport.newSessionId()).append(message("m" + i));
+			}
+		});
+
+		assertThat(allStarted.await(20, TimeUnit.SECONDS)).as("every session's run started").isTrue();
 	}
 
 	@Test

@@ -31,9 +31,10 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * One loop per session being drained on this instance: it claims the session's runnable units (no
- * more than there are free run permits) and starts each on the run executor, until a claim finds
- * nothing. A request for a session whose loop runs makes it claim once more instead of starting
- * another. Loops run on a small pool with a bounded queue: what does not fit is left in the
+ * more than there are free run permits) and starts each on the run executor, until a claim comes back
+ * with fewer than it asked for (it took everything runnable then). A request for a session whose loop
+ * runs makes it claim once more instead of starting another. A session that finds no permit free is
+ * drained again as soon as one is released, by a run that ends or by a claim that needed fewer. Loops run on a small pool with a bounded queue: what does not fit is left in the
  * database for the sweep to find.
  */
 final class ClaimLoops {
@@ -147,10 +148,10 @@ final class ClaimLoops {
 				// permits are taken before claiming: a claim that waited for one could outlive its lease
 				// unrenewed (it is not running yet) and be taken over, its attempt spent for nothing
 				int reserved = reserve(this.settings.claimBatch());
+				int limit = reserved;
 				try {
 					if (reserved > 0) {
 						Instant now = this.host.clock().instant();
-						int limit = reserved;
 						claims = Observation.createNotStarted(A2Observations.CLAIM, this.host.observations())
 							.lowCardinalityKeyValue(A2Observations.CONTRACT, key.contract())
 							.highCardinalityKeyValue(A2Observations.SESSION, key.session())
@@ -159,7 +160,7 @@ final class ClaimLoops {
 									limit, owner));
 					}
 					else {
-						this.starved.add(key);
+						starve(key);
 					}
 					for (Claim claim : claims) {
 						if (start(claim, owner)) {
@@ -168,10 +169,14 @@ final class ClaimLoops {
 					}
 				}
 				finally {
-					this.permits.release(reserved);
+					// what this claim did not use goes to the sessions that found no permit free
+					release(reserved);
 				}
 				synchronized (state) {
-					if (claims.isEmpty() && !state.again) {
+					// fewer claims than permits: the claim took everything runnable in the session then, and
+					// whatever becomes runnable later asks again (an append's commit, a finish that unblocks a lane)
+					boolean full = limit > 0 && claims.size() == limit;
+					if (!full && !state.again) {
 						// ended under the lock a request takes: a request from now on starts a new loop
 						state.running = false;
 						state.removed = true;
@@ -188,6 +193,42 @@ final class ClaimLoops {
 		}
 		drain.stop();
 		endLoop(key, state);
+	}
+
+	/**
+	 * Remembers a session that found no permit free, to be drained when one is released; checks again
+	 * after, as a permit released meanwhile found the session not yet remembered.
+	 */
+	private void starve(SessionRef key) {
+		if (this.starved.size() < LOOP_QUEUE) {
+			this.starved.add(key);
+		}
+		// beyond that many, the sweep finds the session in the database
+		wakeStarved(this.permits.availablePermits());
+	}
+
+	/** Gives permits back and drains as many sessions that found none free. */
+	private void release(int permits) {
+		if (permits > 0) {
+			this.permits.release(permits);
+			wakeStarved(permits);
+		}
+	}
+
+	private void wakeStarved(int sessions) {
+		for (int i = 0; i < sessions; i++) {
+			SessionRef next = null;
+			for (SessionRef candidate : this.starved) {
+				if (this.starved.remove(candidate)) {
+					next = candidate;
+					break;
+				}
+			}
+			if (next == null) {
+				return;
+			}
+			request(next.contract(), next.session());
+		}
 	}
 
 	private void endLoop(SessionRef key, LoopState state) {
@@ -249,11 +290,7 @@ final class ClaimLoops {
 			finish = this.execution.execute(run);
 		}
 		finally {
-			this.permits.release();
-			SessionRef starved = this.starved.stream().findFirst().orElse(null);
-			if (starved != null && this.starved.remove(starved)) {
-				request(starved.contract(), starved.session());
-			}
+			release(1);
 		}
 		this.finisher.add(new Running.Done(run, finish));
 	}

@@ -18,6 +18,7 @@ import dev.a2.A2Exception;
 import dev.a2.A2Observations;
 import dev.a2.ErrorCode;
 import dev.a2.live.SessionChange;
+import dev.a2.store.Claim;
 import dev.a2.store.Finish;
 import dev.a2.store.WorkStore;
 import dev.a2.store.WorkStore.SessionRef;
@@ -175,7 +176,9 @@ final class Finisher {
 				appended.merge(session, work ? SessionChange.Kind.WORK : SessionChange.Kind.EVENTS,
 						(a, b) -> (a == SessionChange.Kind.WORK) ? a : b);
 			}
-			sessions.add(session);
+			if (mayUnblock(d)) {
+				sessions.add(session);
+			}
 		}
 		// the events runs returned are in the logs now: streams here and elsewhere read them
 		appended.forEach((session, kind) -> {
@@ -185,6 +188,19 @@ final class Finisher {
 		// the sessions are asked to drain again before waiters wake, so that none of them sees an idle
 		// drainer while a lane's next unit waits to be claimed
 		sessions.forEach((s) -> this.drainAgain.accept(s.contract(), s.session()));
+	}
+
+	/**
+	 * Whether writing this finish can make more of its session's work claimable: the next unit of a
+	 * keyed lane or a cursor's next events, a retry, work the run returned. A completed unit of an
+	 * independent lane unblocks nothing (its session's other units were claimable beside it), so its
+	 * session is not claimed again for nothing on every run.
+	 */
+	private static boolean mayUnblock(Running.Done done) {
+		Finish finish = done.finish();
+		Claim claim = done.run().claim;
+		return finish == null || claim.cursor() || claim.laneKey() != null || !finish.isCompleted()
+				|| finish.events().stream().anyMatch((event) -> !event.work().isEmpty());
 	}
 
 }
