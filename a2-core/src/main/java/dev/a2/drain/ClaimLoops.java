@@ -34,8 +34,9 @@ import org.jspecify.annotations.Nullable;
  * more than there are free run permits) and starts each on the run executor, until a claim comes back
  * with fewer than it asked for (it took everything runnable then). A request for a session whose loop
  * runs makes it claim once more instead of starting another. A session that finds no permit free is
- * drained again as soon as one is released, by a run that ends or by a claim that needed fewer. Loops run on a small pool with a bounded queue: what does not fit is left in the
- * database for the sweep to find.
+ * drained again as soon as one is released, by a run that ends or by a claim that needed fewer.
+ * Loops run on a small pool with a bounded queue: what does not fit is left in the database for the
+ * sweep to find.
  */
 final class ClaimLoops {
 
