@@ -10,9 +10,11 @@ import io.micrometer.observation.ObservationRegistry;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Scheduler;
 
+import org.springframework.core.io.buffer.DataBufferUtils;
 import org.springframework.web.reactive.function.server.HandlerFunction;
 import org.springframework.web.reactive.function.server.RouterFunction;
 import org.springframework.web.reactive.function.server.RouterFunctions;
+import org.springframework.web.reactive.function.server.ServerRequest;
 import org.springframework.web.reactive.function.server.ServerResponse;
 
 /**
@@ -60,7 +62,7 @@ public final class A2Routes {
 	}
 
 	/** Handlers check their path and parameters before any store call: what they throw answers as an error. */
-	private static HandlerFunction<ServerResponse> deferred(HandlerFunction<ServerResponse> handler) {
+	private HandlerFunction<ServerResponse> deferred(HandlerFunction<ServerResponse> handler) {
 		return (request) -> Mono.defer(() -> {
 			// the path matcher drops ";x" from a segment: "room;x" would address session "room"
 			if (request.requestPath().value().indexOf(';') >= 0) {
@@ -68,7 +70,20 @@ public final class A2Routes {
 						"the path holds ';': contract names and session ids are letters, digits and . _ : ~ -");
 			}
 			return handler.handle(request);
-		});
+		}).onErrorResume((ex) -> unreadBodyDiscarded(request).then(Mono.error(ex)));
+	}
+
+	/**
+	 * Reads what is left of a refused request's body, up to the push limit, before the error answers.
+	 * Reactor Netty 1.3 stops reading a keep-alive connection when the next request arrives before the
+	 * refused one's body was read (reactor/reactor-netty#4361): the client's next request on it would hang.
+	 * A body already read, or cut off at the limit, cannot be subscribed again; that is not an error here.
+	 */
+	private Mono<Void> unreadBodyDiscarded(ServerRequest request) {
+		return DataBufferUtils.takeUntilByteCount(request.exchange().getRequest().getBody(), this.wire.limits().maxBytes())
+			.doOnNext(DataBufferUtils::release)
+			.then()
+			.onErrorComplete();
 	}
 
 }

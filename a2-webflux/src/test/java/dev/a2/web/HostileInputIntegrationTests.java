@@ -1,6 +1,11 @@
 package dev.a2.web;
 
 import java.io.ByteArrayOutputStream;
+import java.io.EOFException;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.Socket;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -297,6 +302,56 @@ class HostileInputIntegrationTests {
 		}
 		JsonNode longest = ok(push(this.http, "z".repeat(256), body));
 		assertThat(indexes(longest)).containsExactly(1L);
+	}
+
+	@Test
+	void refusedRequestsLeaveTheirKeepAliveConnectionServingTheNext() throws IOException {
+		String body = events(message("k-1", "hi"));
+		String refusedPush = rawPost("/a2/chat/sessions/" + "x".repeat(257) + "/events", body);
+		String refusedRead = "GET /a2/chat/sessions/" + "x".repeat(257) + "/events HTTP/1.1\r\nHost: a2\r\n\r\n";
+		String semicolon = rawPost("/a2/chat/sessions/semi;colon/events", body);
+		try (Socket socket = new Socket("127.0.0.1", this.port)) {
+			socket.setSoTimeout(60_000);
+			OutputStream out = socket.getOutputStream();
+			InputStream in = socket.getInputStream();
+			for (int round = 1; round <= 3; round++) {
+				// refused before their bodies are read, sent back to back on one connection
+				out.write((refusedPush + refusedRead + semicolon).getBytes(StandardCharsets.UTF_8));
+				out.flush();
+				for (int answer = 0; answer < 3; answer++) {
+					assertThat(rawStatusLine(in)).as("round %d, answer %d", round, answer).contains(" 400 ");
+				}
+				String fine = events(message("k-" + round, "fine"));
+				out.write(rawPost("/a2/chat/sessions/keep-alive/events", fine).getBytes(StandardCharsets.UTF_8));
+				out.flush();
+				assertThat(rawStatusLine(in)).as("round %d, the next request", round).contains(" 200 ");
+			}
+		}
+		assertThat(history(this.http, "keep-alive", "").get("events")).hasSize(3);
+	}
+
+	private static String rawPost(String path, String body) {
+		return "POST " + path + " HTTP/1.1\r\nHost: a2\r\nContent-Type: application/json\r\nContent-Length: "
+				+ body.getBytes(StandardCharsets.UTF_8).length + "\r\n\r\n" + body;
+	}
+
+	/** Reads one answer with a Content-Length body off the connection and returns its status line. */
+	private static String rawStatusLine(InputStream in) throws IOException {
+		ByteArrayOutputStream head = new ByteArrayOutputStream();
+		while (!head.toString(StandardCharsets.ISO_8859_1).endsWith("\r\n\r\n")) {
+			int next = in.read();
+			if (next < 0) {
+				throw new EOFException("the server closed the connection after " + head);
+			}
+			head.write(next);
+		}
+		String[] lines = head.toString(StandardCharsets.ISO_8859_1).split("\r\n");
+		for (String line : lines) {
+			if (line.regionMatches(true, 0, "content-length:", 0, 15)) {
+				in.readNBytes(Integer.parseInt(line.substring(15).trim()));
+			}
+		}
+		return lines[0];
 	}
 
 	// --- the socket
