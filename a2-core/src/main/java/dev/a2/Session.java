@@ -11,6 +11,7 @@ import java.util.Map;
 import java.util.TreeMap;
 import java.util.UUID;
 
+import dev.a2.drain.AppendLeases;
 import dev.a2.drain.Drainer;
 import dev.a2.live.SessionChange;
 import dev.a2.presence.PresenceRules;
@@ -95,25 +96,50 @@ public final class Session {
 	private List<Event> appendObserved(List<NewEvent> events, @Nullable Cause cause, boolean derivedIds) {
 		List<Prepared> prepared = prepareAll(events, cause, derivedIds);
 		List<EventToStore> toStore = prepared.stream().map(Prepared::toStore).toList();
-		List<StoredEvent> stored = this.server.events.append(this.contract.name(), this.id, toStore);
-		List<Event> result = new ArrayList<>(stored.size());
-		List<Event> appendedNow = new ArrayList<>();
-		boolean work = false;
-		for (int i = 0; i < stored.size(); i++) {
-			StoredEvent row = stored.get(i);
-			Prepared source = prepared.get(i);
-			// the store answers a new event with the payload text it was given, an existing one with what it read
-			boolean isNew = row.payload() == source.toStore().payload();
-			Object payload = isNew ? source.value() : this.server.payloads.read(this.contract.payloadType(row.type()), row.payload());
-			Event event = new Event(row.index(), row.id(), row.type(), payload, row.createdAt(), row.clearIndex(), row.cause());
-			result.add(event);
-			if (isNew) {
-				appendedNow.add(event);
-				work |= !source.toStore().work().isEmpty();
+		AppendLeases leases = leaseAhead(toStore);
+		try {
+			List<StoredEvent> stored = this.server.events.append(this.contract.name(), this.id,
+					(leases != null) ? leases.events() : toStore);
+			List<Event> result = new ArrayList<>(stored.size());
+			List<Event> appendedNow = new ArrayList<>();
+			List<StoredEvent> storedNow = new ArrayList<>();
+			boolean work = false;
+			for (int i = 0; i < stored.size(); i++) {
+				StoredEvent row = stored.get(i);
+				Prepared source = prepared.get(i);
+				// the store answers a new event with the payload text it was given, an existing one with what it read
+				boolean isNew = row.payload() == source.toStore().payload();
+				Object payload = isNew ? source.value() : this.server.payloads.read(this.contract.payloadType(row.type()), row.payload());
+				Event event = new Event(row.index(), row.id(), row.type(), payload, row.createdAt(), row.clearIndex(), row.cause());
+				result.add(event);
+				if (isNew) {
+					appendedNow.add(event);
+					storedNow.add(row);
+					work |= !source.toStore().work().isEmpty();
+				}
+			}
+			afterCommit(work, appendedNow, leases, storedNow);
+			return result;
+		}
+		finally {
+			if (leases != null) {
+				// the append failed, or its answer did: its permits go back, its leased units lapse
+				leases.abandon();
 			}
 		}
-		afterCommit(work, appendedNow);
-		return result;
+	}
+
+	/**
+	 * Leases the append's units to this instance when it runs them and the append commits on its own
+	 * (in an application's transaction, the commit may come much later).
+	 */
+	private @Nullable AppendLeases leaseAhead(List<EventToStore> toStore) {
+		Drainer drainer = this.server.drainerIfAny();
+		if (drainer == null || TransactionSynchronizationManager.isSynchronizationActive()
+				|| !this.server.events.storesLeases()) {
+			return null;
+		}
+		return drainer.leaseAhead(this.contract.name(), toStore);
 	}
 
 	/** Validates events and decides their ids and the work they create, for an append. */
@@ -179,9 +205,16 @@ public final class Session {
 		return work;
 	}
 
-	/** Starts draining the work an append created, and aborts what its events abort, once it commits. */
-	private void afterCommit(boolean work, List<Event> appended) {
+	/**
+	 * Starts draining the work an append created, and aborts what its events abort, once it commits:
+	 * the units it leased start here at once, the rest are claimed.
+	 */
+	private void afterCommit(boolean work, List<Event> appended, @Nullable AppendLeases leases,
+			List<StoredEvent> storedNow) {
 		if (appended.isEmpty()) {
+			if (leases != null) {
+				leases.start(this.id, List.of());
+			}
 			return;
 		}
 		Drainer drainer = this.server.drainerIfAny();
@@ -190,7 +223,12 @@ public final class Session {
 				for (Event event : appended) {
 					drainer.abortOn(this.contract.name(), this.id, event);
 				}
-				if (work) {
+				boolean unclaimed = work;
+				if (leases != null) {
+					boolean lapsed = leases.start(this.id, storedNow);
+					unclaimed = lapsed || leases.leftUnleased();
+				}
+				if (unclaimed) {
 					drainer.request(this.contract.name(), this.id);
 				}
 			}

@@ -255,6 +255,25 @@ final class ClaimLoops {
 		return taken;
 	}
 
+	/** Run permits for the units an append leases before it is sent; none while stopping. */
+	int reserveAhead(int wanted) {
+		return this.stopping ? 0 : reserve(wanted);
+	}
+
+	/** Starts the units an append stored leased, on the permits reserved for it; gives back the rest. */
+	void startLeased(List<Claim> claims, int reserved, @Nullable Integer owner) {
+		try {
+			for (Claim claim : claims) {
+				if (reserved > 0 && start(claim, owner)) {
+					reserved--;
+				}
+			}
+		}
+		finally {
+			release(reserved);
+		}
+	}
+
 	/** Starts a claim on one of the permits the loop reserved; answers whether the run took it. */
 	private boolean start(Claim claim, @Nullable Integer owner) {
 		if (claim.events().isEmpty()) {

@@ -24,6 +24,7 @@ import dev.a2.ErrorCode;
 import dev.a2.Event;
 import dev.a2.live.SessionChange;
 import dev.a2.store.Claim;
+import dev.a2.store.EventToStore;
 import dev.a2.store.InstanceLiveness;
 import dev.a2.store.WorkStore;
 import dev.a2.store.WorkStore.ConsumerRef;
@@ -97,6 +98,17 @@ public final class Drainer {
 	/** Drains a session on this instance soon; a no-op while stopping. */
 	public void request(String contract, String session) {
 		this.loops.request(contract, session);
+	}
+
+	/**
+	 * Leases, for an append outside a transaction, the units its events create that can start here at
+	 * once (independent-lane units of consumers this instance runs, one per free run permit): they are
+	 * stored claimed by this instance, and their runs start when the append commits. {@code null}
+	 * when there is none to lease.
+	 */
+	public @Nullable AppendLeases leaseAhead(String contract, List<EventToStore> events) {
+		return AppendLeases.take(this.loops, this.host, contract, events,
+				this.host.clock().instant().plus(this.settings.lease()), this.liveness.owner());
 	}
 
 	/**

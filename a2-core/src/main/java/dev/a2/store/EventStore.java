@@ -22,6 +22,14 @@ public interface EventStore {
 	 */
 	List<StoredEvent> append(String contract, String session, List<EventToStore> events);
 
+	/**
+	 * Whether {@link #append} stores a unit's {@link WorkUnit#lease() lease} with it. A store that
+	 * does not is given none: its units are claimed after the append, as they always could be.
+	 */
+	default boolean storesLeases() {
+		return false;
+	}
+
 	/** Events after {@code after} and after the latest clear, clear markers excluded, with the head. */
 	StoredPage history(String contract, String session, long after, int limit);
 

@@ -27,6 +27,7 @@ import dev.a2.store.EventToStore;
 import dev.a2.store.SessionHead;
 import dev.a2.store.StoredEvent;
 import dev.a2.store.StoredPage;
+import dev.a2.store.WorkLease;
 import dev.a2.store.WorkUnit;
 import org.jspecify.annotations.Nullable;
 
@@ -87,9 +88,11 @@ public final class PostgresEventStore implements EventStore {
 
 	private static final String WORK = """
 			, work AS (
-			    INSERT INTO a2_work (contract, session_id, consumer, idx, lane_key)
-			    SELECT :contract, :session, w.consumer, ins.idx, w.lane_key
-			    FROM ins JOIN unnest(:workIds, :workConsumers, :workKeys) AS w(id, consumer, lane_key) ON w.id = ins.id
+			    INSERT INTO a2_work (contract, session_id, consumer, idx, lane_key, attempt, claim, lease_until, owner)
+			    SELECT :contract, :session, w.consumer, ins.idx, w.lane_key, CASE WHEN w.claim IS NULL THEN 0 ELSE 1 END,
+			           w.claim, w.lease_until, w.owner
+			    FROM ins JOIN unnest(:workIds, :workConsumers, :workKeys, :workClaims, :workLeases, :workOwners)
+			         AS w(id, consumer, lane_key, claim, lease_until, owner) ON w.id = ins.id
 			), cursors AS (
 			    INSERT INTO a2_cursor AS c (contract, session_id, consumer, position, target, types)
 			    SELECT :contract, :session, k.consumer, CASE WHEN k.backfill THEN 0 ELSE min(head.base) END, max(ins.idx),
@@ -137,10 +140,12 @@ public final class PostgresEventStore implements EventStore {
 	/** The work of a round's events; a cursor starts after its session's events before the round's. */
 	private static final String WORK_ALL = """
 			, work AS (
-			    INSERT INTO a2_work (contract, session_id, consumer, idx, lane_key)
-			    SELECT ins.contract, ins.session_id, w.consumer, ins.idx, w.lane_key
-			    FROM ins JOIN unnest(:workContracts, :workSessions, :workIds, :workConsumers, :workKeys)
-			         AS w(contract, session_id, id, consumer, lane_key)
+			    INSERT INTO a2_work (contract, session_id, consumer, idx, lane_key, attempt, claim, lease_until, owner)
+			    SELECT ins.contract, ins.session_id, w.consumer, ins.idx, w.lane_key, CASE WHEN w.claim IS NULL THEN 0 ELSE 1 END,
+			           w.claim, w.lease_until, w.owner
+			    FROM ins JOIN unnest(:workContracts, :workSessions, :workIds, :workConsumers, :workKeys, :workClaims,
+			                         :workLeases, :workOwners)
+			         AS w(contract, session_id, id, consumer, lane_key, claim, lease_until, owner)
 			      ON w.contract = ins.contract AND w.session_id = ins.session_id AND w.id = ins.id
 			), cursors AS (
 			    INSERT INTO a2_cursor AS c (contract, session_id, consumer, position, target, types)
@@ -291,6 +296,12 @@ public final class PostgresEventStore implements EventStore {
 	/** The {@code createdAt} of what is written now: {@code null} lets the database stamp it. */
 	private @Nullable OffsetDateTime createdAt() {
 		return (this.clock != null) ? OffsetDateTime.ofInstant(this.clock.instant(), ZoneOffset.UTC) : null;
+	}
+
+	/** On Citus the append is the function {@code a2_append}, which stores units unclaimed. */
+	@Override
+	public boolean storesLeases() {
+		return !StoreFailures.guard(this.citus::distributed);
 	}
 
 	@Override
@@ -561,85 +572,102 @@ public final class PostgresEventStore implements EventStore {
 	}
 
 	private static StatementSpec bindWork(StatementSpec statement, List<EventToStore> events) {
-		List<String> workIds = new ArrayList<>();
-		List<String> workConsumers = new ArrayList<>();
-		List<String> workKeys = new ArrayList<>();
-		List<String> cursorIds = new ArrayList<>();
-		List<String> cursorConsumers = new ArrayList<>();
-		List<Boolean> cursorBackfills = new ArrayList<>();
-		List<String> cursorTypes = new ArrayList<>();
+		WorkRows rows = new WorkRows();
 		for (EventToStore event : events) {
-			for (WorkUnit unit : event.work()) {
-				if (unit.cursor()) {
-					cursorIds.add(event.id());
-					cursorConsumers.add(unit.consumer());
-					cursorBackfills.add(unit.backfill());
-					cursorTypes.add((unit.types() == null) ? null : SqlArrays.literal(new TreeSet<>(unit.types())));
-				}
-				else {
-					workIds.add(event.id());
-					workConsumers.add(unit.consumer());
-					workKeys.add(unit.laneKey());
-				}
-			}
+			rows.add(event, null, null, 0);
 		}
-		return statement.param("workIds", SqlArrays.of("text", workIds.toArray()))
-			.param("workConsumers", SqlArrays.of("text", workConsumers.toArray()))
-			.param("workKeys", SqlArrays.of("text", workKeys.toArray()))
-			.param("cursorIds", SqlArrays.of("text", cursorIds.toArray()))
-			.param("cursorConsumers", SqlArrays.of("text", cursorConsumers.toArray()))
-			.param("cursorBackfills", SqlArrays.of("bool", cursorBackfills.toArray()))
-			.param("cursorTypes", SqlArrays.of("text", cursorTypes.toArray()));
+		return rows.bind(statement, false);
 	}
 
 	/** The work of a round's events, each row naming its event's session and place in the round. */
 	private static StatementSpec bindWorkAll(StatementSpec statement, List<EventToStore> events, List<String> contracts,
 			List<String> sessions, List<Integer> positions) {
-		List<String> workContracts = new ArrayList<>();
-		List<String> workSessions = new ArrayList<>();
-		List<String> workIds = new ArrayList<>();
-		List<String> workConsumers = new ArrayList<>();
-		List<String> workKeys = new ArrayList<>();
-		List<String> cursorContracts = new ArrayList<>();
-		List<String> cursorSessions = new ArrayList<>();
-		List<String> cursorIds = new ArrayList<>();
-		List<Integer> cursorPositions = new ArrayList<>();
-		List<String> cursorConsumers = new ArrayList<>();
-		List<Boolean> cursorBackfills = new ArrayList<>();
-		List<String> cursorTypes = new ArrayList<>();
+		WorkRows rows = new WorkRows();
 		for (int i = 0; i < events.size(); i++) {
-			EventToStore event = events.get(i);
+			rows.add(events.get(i), contracts.get(i), sessions.get(i), positions.get(i));
+		}
+		return rows.bind(statement, true);
+	}
+
+	/** The unit and cursor rows of a batch's events, as the arrays the append statements unnest. */
+	private static final class WorkRows {
+
+		private final List<@Nullable String> unitContracts = new ArrayList<>();
+
+		private final List<@Nullable String> unitSessions = new ArrayList<>();
+
+		private final List<String> unitIds = new ArrayList<>();
+
+		private final List<String> unitConsumers = new ArrayList<>();
+
+		private final List<@Nullable String> unitKeys = new ArrayList<>();
+
+		private final List<@Nullable Object> unitClaims = new ArrayList<>();
+
+		private final List<@Nullable String> unitLeases = new ArrayList<>();
+
+		private final List<@Nullable Integer> unitOwners = new ArrayList<>();
+
+		private final List<@Nullable String> cursorContracts = new ArrayList<>();
+
+		private final List<@Nullable String> cursorSessions = new ArrayList<>();
+
+		private final List<String> cursorIds = new ArrayList<>();
+
+		private final List<Integer> cursorPositions = new ArrayList<>();
+
+		private final List<String> cursorConsumers = new ArrayList<>();
+
+		private final List<Boolean> cursorBackfills = new ArrayList<>();
+
+		private final List<@Nullable String> cursorTypes = new ArrayList<>();
+
+		void add(EventToStore event, @Nullable String contract, @Nullable String session, int position) {
 			for (WorkUnit unit : event.work()) {
 				if (unit.cursor()) {
-					cursorContracts.add(contracts.get(i));
-					cursorSessions.add(sessions.get(i));
-					cursorIds.add(event.id());
-					cursorPositions.add(positions.get(i));
-					cursorConsumers.add(unit.consumer());
-					cursorBackfills.add(unit.backfill());
-					cursorTypes.add((unit.types() == null) ? null : SqlArrays.literal(new TreeSet<>(unit.types())));
+					this.cursorContracts.add(contract);
+					this.cursorSessions.add(session);
+					this.cursorIds.add(event.id());
+					this.cursorPositions.add(position);
+					this.cursorConsumers.add(unit.consumer());
+					this.cursorBackfills.add(unit.backfill());
+					this.cursorTypes.add((unit.types() == null) ? null : SqlArrays.literal(new TreeSet<>(unit.types())));
 				}
 				else {
-					workContracts.add(contracts.get(i));
-					workSessions.add(sessions.get(i));
-					workIds.add(event.id());
-					workConsumers.add(unit.consumer());
-					workKeys.add(unit.laneKey());
+					WorkLease lease = unit.lease();
+					this.unitContracts.add(contract);
+					this.unitSessions.add(session);
+					this.unitIds.add(event.id());
+					this.unitConsumers.add(unit.consumer());
+					this.unitKeys.add(unit.laneKey());
+					this.unitClaims.add((lease != null) ? lease.token() : null);
+					this.unitLeases.add((lease != null) ? lease.until().toString() : null);
+					this.unitOwners.add((lease != null) ? lease.owner() : null);
 				}
 			}
 		}
-		return statement.param("workContracts", SqlArrays.of("text", workContracts.toArray()))
-			.param("workSessions", SqlArrays.of("text", workSessions.toArray()))
-			.param("workIds", SqlArrays.of("text", workIds.toArray()))
-			.param("workConsumers", SqlArrays.of("text", workConsumers.toArray()))
-			.param("workKeys", SqlArrays.of("text", workKeys.toArray()))
-			.param("cursorContracts", SqlArrays.of("text", cursorContracts.toArray()))
-			.param("cursorSessions", SqlArrays.of("text", cursorSessions.toArray()))
-			.param("cursorIds", SqlArrays.of("text", cursorIds.toArray()))
-			.param("cursorPositions", SqlArrays.of("int4", cursorPositions.toArray()))
-			.param("cursorConsumers", SqlArrays.of("text", cursorConsumers.toArray()))
-			.param("cursorBackfills", SqlArrays.of("bool", cursorBackfills.toArray()))
-			.param("cursorTypes", SqlArrays.of("text", cursorTypes.toArray()));
+
+		/** @param sessions whether each row names its session and place (a round of several sessions) */
+		StatementSpec bind(StatementSpec statement, boolean sessions) {
+			if (sessions) {
+				statement = statement.param("workContracts", SqlArrays.of("text", this.unitContracts.toArray()))
+					.param("workSessions", SqlArrays.of("text", this.unitSessions.toArray()))
+					.param("cursorContracts", SqlArrays.of("text", this.cursorContracts.toArray()))
+					.param("cursorSessions", SqlArrays.of("text", this.cursorSessions.toArray()))
+					.param("cursorPositions", SqlArrays.of("int4", this.cursorPositions.toArray()));
+			}
+			return statement.param("workIds", SqlArrays.of("text", this.unitIds.toArray()))
+				.param("workConsumers", SqlArrays.of("text", this.unitConsumers.toArray()))
+				.param("workKeys", SqlArrays.of("text", this.unitKeys.toArray()))
+				.param("workClaims", SqlArrays.of("uuid", this.unitClaims.toArray()))
+				.param("workLeases", SqlArrays.of("timestamptz", this.unitLeases.toArray()))
+				.param("workOwners", SqlArrays.of("int4", this.unitOwners.toArray()))
+				.param("cursorIds", SqlArrays.of("text", this.cursorIds.toArray()))
+				.param("cursorConsumers", SqlArrays.of("text", this.cursorConsumers.toArray()))
+				.param("cursorBackfills", SqlArrays.of("bool", this.cursorBackfills.toArray()))
+				.param("cursorTypes", SqlArrays.of("text", this.cursorTypes.toArray()));
+		}
+
 	}
 
 	@Override

@@ -172,7 +172,8 @@ class PostgresWorkStoreIntegrationTests {
 				CompletableFuture<List<StoredEvent>> append = CompletableFuture.supplyAsync(() -> events.append("chat", "s-1",
 						List.of(new EventToStore("e-2", "message.sent", "{}", null, creates))));
 				await().atMost(Duration.ofSeconds(30)).until(() -> jdbc
-					.sql("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%a2_cursor%'")
+					// the append's text, as far as pg_stat_activity keeps it (1 kB by default)
+					.sql("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%INTO a2_session%'")
 					.query(Integer.class)
 					.single() == 1);
 				try (Statement statement = other.createStatement()) {
