@@ -44,8 +44,8 @@ public final class AppendLeases {
 
 	private boolean settled;
 
-	private AppendLeases(ClaimLoops loops, Clock clock, String contract, List<EventToStore> events, Map<String, List<Leased>> leased,
-			Instant until, @Nullable Integer owner, boolean leftUnleased, int permits) {
+	private AppendLeases(ClaimLoops loops, Clock clock, String contract, List<EventToStore> events,
+			Map<String, List<Leased>> leased, Instant until, @Nullable Integer owner, boolean leftUnleased, int permits) {
 		this.loops = loops;
 		this.clock = clock;
 		this.contract = contract;
