@@ -33,9 +33,10 @@ import org.jspecify.annotations.Nullable;
 
 import org.springframework.dao.DataAccessResourceFailureException;
 import org.springframework.dao.DuplicateKeyException;
+import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.core.RowMapper;
+import org.springframework.jdbc.core.namedparam.MapSqlParameterSource;
 import org.springframework.jdbc.core.simple.JdbcClient;
-import org.springframework.jdbc.core.simple.JdbcClient.StatementSpec;
 import org.springframework.jdbc.datasource.ConnectionHolder;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.jdbc.datasource.DataSourceUtils;
@@ -109,7 +110,7 @@ public final class PostgresEventStore implements EventStore {
 
 	private static final int WORKS = 2;
 
-	private static final String[] APPENDS = new String[4];
+	private static final PositionalSql[] APPENDS = new PositionalSql[4];
 
 	/**
 	 * The append of a group-commit round: several sessions' events in one statement. The session rows
@@ -161,7 +162,7 @@ public final class PostgresEventStore implements EventStore {
 			        SET target = greatest(c.target, excluded.target), types = excluded.types
 			)""";
 
-	private static final String[] APPEND_ALLS = new String[4];
+	private static final PositionalSql[] APPEND_ALLS = new PositionalSql[4];
 
 	static {
 		for (int variant = 0; variant < APPENDS.length; variant++) {
@@ -170,10 +171,10 @@ public final class PostgresEventStore implements EventStore {
 			String causeColumns = causes ? CAUSE_COLUMNS : "";
 			String causeValues = causes ? CAUSE_COLUMNS.replace(", ", ", e.") : "";
 			String causeParams = causes ? ", :causeConsumers, :causeLanes, :causeIndexes, :causeAttempts" : "";
-			APPENDS[variant] = APPEND_TEMPLATE.formatted(causeColumns, causeValues, causeParams, causeColumns,
-					works ? WORK : "");
-			APPEND_ALLS[variant] = APPEND_ALL_TEMPLATE.formatted(causeColumns, causeValues, causeParams, causeColumns,
-					works ? WORK_ALL : "");
+			APPENDS[variant] = PositionalSql.of(APPEND_TEMPLATE.formatted(causeColumns, causeValues, causeParams,
+					causeColumns, works ? WORK : ""));
+			APPEND_ALLS[variant] = PositionalSql.of(APPEND_ALL_TEMPLATE.formatted(causeColumns, causeValues, causeParams,
+					causeColumns, works ? WORK_ALL : ""));
 		}
 	}
 
@@ -193,11 +194,11 @@ public final class PostgresEventStore implements EventStore {
 	 * runs as one local transaction. Inside the application's transaction the coordinator runs it
 	 * statement by statement, each on that one shard.
 	 */
-	private static final String APPEND_FUNCTION = """
+	private static final PositionalSql APPEND_FUNCTION = PositionalSql.of("""
 			SELECT idx, id, created_at, clear_index
 			FROM a2_append(:contract, :session, :ids, :types, :payloads, CAST(:createdAt AS timestamptz),
 			               :causeConsumers, :causeLanes, :causeIndexes, :causeAttempts, :workIds, :workConsumers, :workKeys,
-			               :cursorIds, :cursorConsumers, :cursorBackfills, :cursorTypes)""";
+			               :cursorIds, :cursorConsumers, :cursorBackfills, :cursorTypes)""");
 
 	private static final String LOCK_SESSION = """
 			SELECT last_index, clear_index, cleared_at FROM a2_session
@@ -261,6 +262,9 @@ public final class PostgresEventStore implements EventStore {
 
 	private final JdbcClient jdbc;
 
+	/** The append statements, sent with their values in order ({@link PositionalSql}). */
+	private final JdbcTemplate template;
+
 	private final TransactionTemplate transactions;
 
 	private final GroupCommit groupCommit = new GroupCommit(new Rounds());
@@ -288,6 +292,7 @@ public final class PostgresEventStore implements EventStore {
 	public PostgresEventStore(DataSource dataSource, PlatformTransactionManager transactionManager, @Nullable Clock clock) {
 		this.dataSource = dataSource;
 		this.jdbc = JdbcClient.create(dataSource);
+		this.template = new JdbcTemplate(dataSource);
 		this.transactions = new TransactionTemplate(transactionManager);
 		this.clock = clock;
 		this.citus = new CitusTables(dataSource);
@@ -452,26 +457,26 @@ public final class PostgresEventStore implements EventStore {
 			byId.put(event.id(), event);
 		}
 		boolean function = this.citus.distributed();
-		StatementSpec statement = this.jdbc
-			.sql(function ? APPEND_FUNCTION : APPENDS[(caused ? CAUSES : 0) | (working ? WORKS : 0)])
-			.param("contract", contract)
-			.param("session", session)
-			.param("count", count)
-			.param("ids", SqlArrays.of("text", ids))
-			.param("types", SqlArrays.of("text", types))
-			.param("payloads", SqlArrays.of("text", payloads))
-			.param("createdAt", createdAt(), Types.TIMESTAMP_WITH_TIMEZONE);
+		MapSqlParameterSource parameters = new MapSqlParameterSource()
+			.addValue("contract", contract)
+			.addValue("session", session)
+			.addValue("count", count)
+			.addValue("ids", SqlArrays.of("text", ids))
+			.addValue("types", SqlArrays.of("text", types))
+			.addValue("payloads", SqlArrays.of("text", payloads))
+			.addValue("createdAt", createdAt(), Types.TIMESTAMP_WITH_TIMEZONE);
 		if (caused || function) {
-			statement = bindCauses(statement, events);
+			bindCauses(parameters, events);
 		}
 		if (working || function) {
-			statement = bindWork(statement, events);
+			bindWork(parameters, events);
 		}
-		List<StoredEvent> inserted = new ArrayList<>(statement.query((rs, row) -> {
+		PositionalSql statement = function ? APPEND_FUNCTION : APPENDS[(caused ? CAUSES : 0) | (working ? WORKS : 0)];
+		List<StoredEvent> inserted = new ArrayList<>(this.template.query(statement.sql(), (rs, row) -> {
 			EventToStore source = byId.get(rs.getString("id"));
 			return new StoredEvent(rs.getLong("idx"), source.id(), source.type(), source.payload(),
 					rs.getObject("created_at", OffsetDateTime.class).toInstant(), rs.getInt("clear_index"), source.cause());
-		}).list());
+		}, statement.values(parameters)));
 		inserted.sort(Comparator.comparingLong(StoredEvent::index));
 		return inserted;
 	}
@@ -511,23 +516,24 @@ public final class PostgresEventStore implements EventStore {
 				working |= !event.work().isEmpty();
 			}
 		}
-		StatementSpec statement = this.jdbc.sql(APPEND_ALLS[(caused ? CAUSES : 0) | (working ? WORKS : 0)])
-			.param("sessionContracts", SqlArrays.of("text", sessionContracts))
-			.param("sessionIds", SqlArrays.of("text", sessionIds))
-			.param("sessionCounts", SqlArrays.of("int4", sessionCounts))
-			.param("contracts", SqlArrays.of("text", contracts.toArray()))
-			.param("sessions", SqlArrays.of("text", sessionOf.toArray()))
-			.param("laters", SqlArrays.of("int4", laters.toArray()))
-			.param("ids", SqlArrays.of("text", events.stream().map(EventToStore::id).toArray()))
-			.param("types", SqlArrays.of("text", events.stream().map(EventToStore::type).toArray()))
-			.param("payloads", SqlArrays.of("text", events.stream().map(EventToStore::payload).toArray()))
-			.param("createdAt", createdAt(), Types.TIMESTAMP_WITH_TIMEZONE);
+		MapSqlParameterSource parameters = new MapSqlParameterSource()
+			.addValue("sessionContracts", SqlArrays.of("text", sessionContracts))
+			.addValue("sessionIds", SqlArrays.of("text", sessionIds))
+			.addValue("sessionCounts", SqlArrays.of("int4", sessionCounts))
+			.addValue("contracts", SqlArrays.of("text", contracts.toArray()))
+			.addValue("sessions", SqlArrays.of("text", sessionOf.toArray()))
+			.addValue("laters", SqlArrays.of("int4", laters.toArray()))
+			.addValue("ids", SqlArrays.of("text", events.stream().map(EventToStore::id).toArray()))
+			.addValue("types", SqlArrays.of("text", events.stream().map(EventToStore::type).toArray()))
+			.addValue("payloads", SqlArrays.of("text", events.stream().map(EventToStore::payload).toArray()))
+			.addValue("createdAt", createdAt(), Types.TIMESTAMP_WITH_TIMEZONE);
 		if (caused) {
-			statement = bindCauses(statement, events);
+			bindCauses(parameters, events);
 		}
 		if (working) {
-			statement = bindWorkAll(statement, events, contracts, sessionOf, positions);
+			bindWorkAll(parameters, events, contracts, sessionOf, positions);
 		}
+		PositionalSql statement = APPEND_ALLS[(caused ? CAUSES : 0) | (working ? WORKS : 0)];
 		List<Map<String, EventToStore>> sources = new ArrayList<>(sessionCount);
 		List<Map<String, StoredEvent>> stored = new ArrayList<>(sessionCount);
 		for (GroupCommit.SessionEvents session : sessions) {
@@ -536,12 +542,12 @@ public final class PostgresEventStore implements EventStore {
 			sources.add(byId);
 			stored.add(new HashMap<>(session.events().size() * 2));
 		}
-		statement.query((ResultSet rs) -> {
+		this.template.query(statement.sql(), (ResultSet rs) -> {
 			int s = sessionNumbers.get(List.of(rs.getString("contract"), rs.getString("session_id")));
 			EventToStore source = sources.get(s).get(rs.getString("id"));
 			stored.get(s).put(source.id(), new StoredEvent(rs.getLong("idx"), source.id(), source.type(), source.payload(),
 					rs.getObject("created_at", OffsetDateTime.class).toInstant(), rs.getInt("clear_index"), source.cause()));
-		});
+		}, statement.values(parameters));
 		List<List<StoredEvent>> answers = new ArrayList<>(sessionCount);
 		for (int s = 0; s < sessionCount; s++) {
 			Map<String, StoredEvent> byId = stored.get(s);
@@ -550,7 +556,7 @@ public final class PostgresEventStore implements EventStore {
 		return answers;
 	}
 
-	private static StatementSpec bindCauses(StatementSpec statement, List<EventToStore> events) {
+	private static void bindCauses(MapSqlParameterSource parameters, List<EventToStore> events) {
 		int count = events.size();
 		String[] consumers = new String[count];
 		String[] lanes = new String[count];
@@ -565,28 +571,28 @@ public final class PostgresEventStore implements EventStore {
 				attempts[i] = cause.attempt();
 			}
 		}
-		return statement.param("causeConsumers", SqlArrays.of("text", consumers))
-			.param("causeLanes", SqlArrays.of("text", lanes))
-			.param("causeIndexes", SqlArrays.of("int8", indexes))
-			.param("causeAttempts", SqlArrays.of("int4", attempts));
+		parameters.addValue("causeConsumers", SqlArrays.of("text", consumers))
+			.addValue("causeLanes", SqlArrays.of("text", lanes))
+			.addValue("causeIndexes", SqlArrays.of("int8", indexes))
+			.addValue("causeAttempts", SqlArrays.of("int4", attempts));
 	}
 
-	private static StatementSpec bindWork(StatementSpec statement, List<EventToStore> events) {
+	private static void bindWork(MapSqlParameterSource parameters, List<EventToStore> events) {
 		WorkRows rows = new WorkRows();
 		for (EventToStore event : events) {
 			rows.add(event, null, null, 0);
 		}
-		return rows.bind(statement, false);
+		rows.bind(parameters, false);
 	}
 
 	/** The work of a round's events, each row naming its event's session and place in the round. */
-	private static StatementSpec bindWorkAll(StatementSpec statement, List<EventToStore> events, List<String> contracts,
+	private static void bindWorkAll(MapSqlParameterSource parameters, List<EventToStore> events, List<String> contracts,
 			List<String> sessions, List<Integer> positions) {
 		WorkRows rows = new WorkRows();
 		for (int i = 0; i < events.size(); i++) {
 			rows.add(events.get(i), contracts.get(i), sessions.get(i), positions.get(i));
 		}
-		return rows.bind(statement, true);
+		rows.bind(parameters, true);
 	}
 
 	/** The unit and cursor rows of a batch's events, as the arrays the append statements unnest. */
@@ -648,24 +654,24 @@ public final class PostgresEventStore implements EventStore {
 		}
 
 		/** @param sessions whether each row names its session and place (a round of several sessions) */
-		StatementSpec bind(StatementSpec statement, boolean sessions) {
+		void bind(MapSqlParameterSource parameters, boolean sessions) {
 			if (sessions) {
-				statement = statement.param("workContracts", SqlArrays.of("text", this.unitContracts.toArray()))
-					.param("workSessions", SqlArrays.of("text", this.unitSessions.toArray()))
-					.param("cursorContracts", SqlArrays.of("text", this.cursorContracts.toArray()))
-					.param("cursorSessions", SqlArrays.of("text", this.cursorSessions.toArray()))
-					.param("cursorPositions", SqlArrays.of("int4", this.cursorPositions.toArray()));
+				parameters.addValue("workContracts", SqlArrays.of("text", this.unitContracts.toArray()))
+					.addValue("workSessions", SqlArrays.of("text", this.unitSessions.toArray()))
+					.addValue("cursorContracts", SqlArrays.of("text", this.cursorContracts.toArray()))
+					.addValue("cursorSessions", SqlArrays.of("text", this.cursorSessions.toArray()))
+					.addValue("cursorPositions", SqlArrays.of("int4", this.cursorPositions.toArray()));
 			}
-			return statement.param("workIds", SqlArrays.of("text", this.unitIds.toArray()))
-				.param("workConsumers", SqlArrays.of("text", this.unitConsumers.toArray()))
-				.param("workKeys", SqlArrays.of("text", this.unitKeys.toArray()))
-				.param("workClaims", SqlArrays.of("uuid", this.unitClaims.toArray()))
-				.param("workLeases", SqlArrays.of("timestamptz", this.unitLeases.toArray()))
-				.param("workOwners", SqlArrays.of("int4", this.unitOwners.toArray()))
-				.param("cursorIds", SqlArrays.of("text", this.cursorIds.toArray()))
-				.param("cursorConsumers", SqlArrays.of("text", this.cursorConsumers.toArray()))
-				.param("cursorBackfills", SqlArrays.of("bool", this.cursorBackfills.toArray()))
-				.param("cursorTypes", SqlArrays.of("text", this.cursorTypes.toArray()));
+			parameters.addValue("workIds", SqlArrays.of("text", this.unitIds.toArray()))
+				.addValue("workConsumers", SqlArrays.of("text", this.unitConsumers.toArray()))
+				.addValue("workKeys", SqlArrays.of("text", this.unitKeys.toArray()))
+				.addValue("workClaims", SqlArrays.of("uuid", this.unitClaims.toArray()))
+				.addValue("workLeases", SqlArrays.of("timestamptz", this.unitLeases.toArray()))
+				.addValue("workOwners", SqlArrays.of("int4", this.unitOwners.toArray()))
+				.addValue("cursorIds", SqlArrays.of("text", this.cursorIds.toArray()))
+				.addValue("cursorConsumers", SqlArrays.of("text", this.cursorConsumers.toArray()))
+				.addValue("cursorBackfills", SqlArrays.of("bool", this.cursorBackfills.toArray()))
+				.addValue("cursorTypes", SqlArrays.of("text", this.cursorTypes.toArray()));
 		}
 
 	}
