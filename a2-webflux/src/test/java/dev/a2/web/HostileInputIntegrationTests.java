@@ -24,6 +24,7 @@ import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.Sinks;
+import reactor.netty.http.client.HttpClient;
 import tools.jackson.databind.JsonNode;
 
 import org.springframework.beans.factory.annotation.Autowired;
@@ -400,7 +401,7 @@ class HostileInputIntegrationTests {
 				"https://localhost:" + this.port, "null")) {
 			HttpHeaders headers = new HttpHeaders();
 			headers.setOrigin(foreign);
-			assertThatThrownBy(() -> new ReactorNettyWebSocketClient()
+			assertThatThrownBy(() -> new ReactorNettyWebSocketClient(HttpClient.newConnection())
 				.execute(uri(), headers, (session) -> session.send(Mono.just(session.textMessage("{\"type\":\"ping\"}"))))
 				.block(Duration.ofSeconds(30))).as(foreign).hasMessageContaining("403");
 		}
@@ -457,7 +458,7 @@ class HostileInputIntegrationTests {
 		private final Disposable connection;
 
 		RawSocket(URI uri, HttpHeaders headers) {
-			this.connection = new ReactorNettyWebSocketClient().execute(uri, headers, (session) -> session
+			this.connection = new ReactorNettyWebSocketClient(HttpClient.newConnection()).execute(uri, headers, (session) -> session
 				.send(this.outgoing.asFlux().map((frame) -> frame.apply(session)))
 				.and(session.receive()
 					.map((message) -> A2RoutesIntegrationTests.json.readTree(message.getPayloadAsText()))
