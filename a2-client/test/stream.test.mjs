@@ -62,7 +62,9 @@ test("a cleared session empties the view, and the view goes on after the clear",
   const id = sessionId("cleared");
   const room = a2.session("chat", id, { state: "summary" });
   await room.push([message("old")]);
-  await until(room, (v) => sent(v).length === 1);
+  // confirmed by the stream, not only shown as pending: a push the clear overtakes before the stream
+  // delivers it stays pending in the view (a defect of the client, not what this test is about)
+  await until(room, (v) => sent(v).length === 1 && !v.pending.length);
   const cleared = next(room, "cleared");
   const response = await fetch(process.env.A2_BASE_URL + "/a2/chat/sessions/" + id, { method: "DELETE" });
   assert.equal(response.status, 200);
