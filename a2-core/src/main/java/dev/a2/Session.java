@@ -123,7 +123,7 @@ public final class Session {
 		}
 		finally {
 			if (leases != null) {
-				// the append failed, or its answer did: its permits go back, its leased units lapse
+				// a no-op once started; else the append failed, or stored nothing new: its permits go back
 				leases.abandon();
 			}
 		}
@@ -212,9 +212,7 @@ public final class Session {
 	private void afterCommit(boolean work, List<Event> appended, @Nullable AppendLeases leases,
 			List<StoredEvent> storedNow) {
 		if (appended.isEmpty()) {
-			if (leases != null) {
-				leases.start(this.id, List.of());
-			}
+			// nothing new was stored: the caller's abandon gives the leases' permits back
 			return;
 		}
 		Drainer drainer = this.server.drainerIfAny();

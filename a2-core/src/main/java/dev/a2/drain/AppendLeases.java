@@ -40,7 +40,7 @@ public final class AppendLeases {
 
 	private final boolean leftUnleased;
 
-	private int permits;
+	private final int permits;
 
 	private boolean settled;
 
@@ -121,7 +121,6 @@ public final class AppendLeases {
 		if (this.settled) {
 			return false;
 		}
-		this.settled = true;
 		boolean lapsed = !this.clock.instant().isBefore(this.until);
 		List<Claim> claims = new ArrayList<>();
 		if (!lapsed) {
@@ -132,21 +131,21 @@ public final class AppendLeases {
 				}
 			}
 		}
-		int permits = this.permits;
-		this.permits = 0;
-		this.loops.startLeased(claims, permits, this.owner);
+		settle(claims);
 		return lapsed && !this.leased.isEmpty();
 	}
 
-	/** The append failed: nothing was stored, the permits go back. */
+	/** Gives the permits back unless started: the append failed, or stored no event of its own. */
 	public void abandon() {
-		if (this.settled) {
-			return;
+		if (!this.settled) {
+			settle(List.of());
 		}
+	}
+
+	/** Starts these claims on the reserved permits and gives back the rest, once. */
+	private void settle(List<Claim> claims) {
 		this.settled = true;
-		int permits = this.permits;
-		this.permits = 0;
-		this.loops.startLeased(List.of(), permits, this.owner);
+		this.loops.startLeased(claims, this.permits, this.owner);
 	}
 
 	private record Leased(String consumer, UUID token) {
