@@ -3,7 +3,10 @@ package dev.a2.web;
 import java.util.function.Supplier;
 
 import org.jspecify.annotations.Nullable;
+import io.netty.channel.EventLoop;
 import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Schedulers;
+import reactor.netty.Connection;
 import reactor.netty.http.server.HttpServerResponse;
 import reactor.netty.http.server.WebsocketServerSpec;
 
@@ -43,13 +46,15 @@ final class SocketUpgrade implements RequestUpgradeStrategy {
 	@Override
 	public Mono<Void> upgrade(ServerWebExchange exchange, WebSocketHandler handler, @Nullable String subProtocol,
 			Supplier<HandshakeInfo> handshakeInfo) {
-		return strategyFor(exchange.getResponse()).upgrade(exchange, handler, subProtocol, handshakeInfo);
+		RequestUpgradeStrategy netty = this.netty;
+		if (netty != null && Netty.serves(exchange.getResponse())) {
+			return Netty.onEventLoop(exchange.getResponse(),
+					Mono.defer(() -> netty.upgrade(exchange, handler, subProtocol, handshakeInfo)));
+		}
+		return standard().upgrade(exchange, handler, subProtocol, handshakeInfo);
 	}
 
-	private RequestUpgradeStrategy strategyFor(ServerHttpResponse response) {
-		if (this.netty != null && Netty.serves(response)) {
-			return this.netty;
-		}
+	private RequestUpgradeStrategy standard() {
 		RequestUpgradeStrategy standard = this.standard;
 		if (standard == null) {
 			// made on first use: it needs the servlet container's WebSocket API, absent on Netty
@@ -81,6 +86,22 @@ final class SocketUpgrade implements RequestUpgradeStrategy {
 
 		static boolean serves(ServerHttpResponse response) {
 			return ServerHttpResponseDecorator.getNativeResponse(response) instanceof HttpServerResponse;
+		}
+
+		/**
+		 * The upgrade run on the connection's own event loop. Reactor Netty binds the socket's inbound
+		 * side in a listener of the handshake's write; started from another thread (a filter before
+		 * A2 that went off the loop, as Spring Security's password check does), that listener can be
+		 * queued behind the read of the client's first frame, which is then dropped: a subscribe or
+		 * push sent the moment the socket opened was never answered.
+		 */
+		static Mono<Void> onEventLoop(ServerHttpResponse response, Mono<Void> upgrade) {
+			Object connection = ServerHttpResponseDecorator.getNativeResponse(response);
+			if (!(connection instanceof Connection netty)) {
+				return upgrade;
+			}
+			EventLoop loop = netty.channel().eventLoop();
+			return Mono.defer(() -> loop.inEventLoop() ? upgrade : upgrade.subscribeOn(Schedulers.fromExecutor(loop)));
 		}
 
 	}

@@ -88,9 +88,7 @@ final class TestSocket implements AutoCloseable {
 	private static final class NettyClient {
 
 		static WebSocketClient create() {
-			// a connection of its own, as a browser opens for a socket: an upgrade sent on a keep-alive
-			// connection the server still finishes a request on is queued by Reactor Netty 1.3, which then
-			// never reads the socket's frames (reactor/reactor-netty#4347); its pings still come
+			// a connection of its own, as a browser opens for a socket, not one a request left in the pool
 			return new ReactorNettyWebSocketClient(HttpClient.newConnection());
 		}
 

@@ -2,6 +2,7 @@ package dev.a2.web;
 
 import java.net.URI;
 import java.security.Principal;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.function.Predicate;
 
@@ -226,6 +227,31 @@ class TwoUsersIntegrationTests {
 		assertThat(ids(session)).isEmpty();
 		ok(push("alice", session, message("a-2", "hi", "alice")));
 		assertThat(ids(session)).containsExactly("a-2");
+	}
+
+	// --- the socket behind Spring Security
+
+	@Test
+	void aFrameSentTheMomentTheSocketOpensIsAnswered() {
+		// Spring Security checks the password off the event loop, so the upgrade after it starts there too;
+		// a browser sends its subscribe as soon as the socket opens. Reactor Netty could drop that first
+		// frame (about one socket in thirty here): many sockets, each sending at once
+		for (int round = 0; round < 10; round++) {
+			List<TestSocket> sockets = new ArrayList<>();
+			try {
+				for (int socket = 0; socket < 20; socket++) {
+					TestSocket alice = socket("alice");
+					sockets.add(alice);
+					alice.send("{\"type\":\"ping\"}");
+				}
+				for (TestSocket alice : sockets) {
+					alice.awaitFrame(TestSocket.type("pong"));
+				}
+			}
+			finally {
+				sockets.forEach(TestSocket::close);
+			}
+		}
 	}
 
 	// --- helpers
