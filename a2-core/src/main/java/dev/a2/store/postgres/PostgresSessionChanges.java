@@ -1,6 +1,7 @@
 package dev.a2.store.postgres;
 
 import java.sql.Connection;
+import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
@@ -20,9 +21,6 @@ import org.jspecify.annotations.Nullable;
 import org.postgresql.PGConnection;
 import org.postgresql.PGNotification;
 
-import org.springframework.jdbc.core.JdbcTemplate;
-import org.springframework.jdbc.datasource.DataSourceTransactionManager;
-import org.springframework.transaction.support.TransactionTemplate;
 
 /**
  * {@link SessionChanges} between instances through PostgreSQL {@code LISTEN/NOTIFY}.
@@ -41,7 +39,13 @@ public final class PostgresSessionChanges extends SessionChangeListeners impleme
 	/** The channel every instance listens on. */
 	public static final String CHANNEL = "a2_session";
 
-	private static final String NOTIFY = "SELECT pg_notify('" + CHANNEL + "', n) FROM unnest(?::text[]) AS n";
+	/**
+	 * One round trip in auto-commit, as at a few appends at once there is one per append. A notice is a
+	 * hint, so its commit need not wait for the disk: {@code set_config} is local to the statement's
+	 * own transaction (PostgreSQL 13 and later do not flush a notify-only commit anyway).
+	 */
+	private static final String NOTIFY = "SELECT count(pg_notify('" + CHANNEL + "', n)) FROM "
+			+ "set_config('synchronous_commit', 'off', true) AS quick, unnest(?::text[]) AS n";
 
 	private static final int MAX_NOTICES = 1000;
 
@@ -52,10 +56,6 @@ public final class PostgresSessionChanges extends SessionChangeListeners impleme
 	private static final Duration RECONNECT_MAX = Duration.ofSeconds(5);
 
 	private final DataSource dataSource;
-
-	private final JdbcTemplate jdbc;
-
-	private final TransactionTemplate transactions;
 
 	private final String origin = UUID.randomUUID().toString().substring(0, 12);
 
@@ -73,8 +73,6 @@ public final class PostgresSessionChanges extends SessionChangeListeners impleme
 
 	public PostgresSessionChanges(DataSource dataSource) {
 		this.dataSource = dataSource;
-		this.jdbc = new JdbcTemplate(dataSource);
-		this.transactions = new TransactionTemplate(new DataSourceTransactionManager(dataSource));
 		this.listener = new Thread(this::listenLoop, "a2-listen");
 		this.listener.setDaemon(true);
 		this.notifier = new Thread(this::notifyLoop, "a2-notify");
@@ -119,16 +117,23 @@ public final class PostgresSessionChanges extends SessionChangeListeners impleme
 				continue;
 			}
 			try {
-				this.transactions.executeWithoutResult((status) -> {
-					// a notice is a hint, sent when the transaction commits: it need not wait for the disk
-					this.jdbc.execute("SET LOCAL synchronous_commit = off");
-					this.jdbc.query(NOTIFY, (rs) -> {
-					}, (Object) notices.toArray(String[]::new));
-				});
+				send(notices);
 			}
-			catch (RuntimeException ex) {
+			catch (SQLException | RuntimeException ex) {
 				// the other instances find these changes by their poll
 				logger.debug("Could not notify other instances of " + notices.size() + " changed sessions", ex);
+			}
+		}
+	}
+
+	private void send(List<String> notices) throws SQLException {
+		try (Connection connection = this.dataSource.getConnection();
+				PreparedStatement statement = connection.prepareStatement(NOTIFY)) {
+			statement.setArray(1, connection.createArrayOf("text", notices.toArray()));
+			statement.execute();
+			if (!connection.getAutoCommit()) {
+				// a pool that hands out connections without auto-commit would roll the notices back
+				connection.commit();
 			}
 		}
 	}
