@@ -409,7 +409,7 @@ class Outbox {
     const queue = this.queues.get(entry.contract + "\u0000" + entry.session);
     if (queue && queue.entries[0] !== entry) queue.entries.splice(queue.entries.indexOf(entry), 1);
     for (const session of this.client.sessions) {
-      if (session.contract === entry.contract && session.id === entry.session) session.settlePending(entry, error);
+      if (session.contract === entry.contract && session.id === entry.session) session.settlePending(entry, error, stored);
     }
     const waiter = this.waiters.get(entry.key);
     this.waiters.delete(entry.key);
@@ -563,6 +563,7 @@ class Session {
     if (index <= this.lastIndex) return;   // a marker already seen
     this.lastIndex = index;
     this.confirmed = [];
+    this.dropPassed();
     this.emit("cleared", index);
     if (this.reducer && this.client.transport === "socket") this.readState();
     this.changed();
@@ -735,6 +736,17 @@ class Session {
     return this.client.outbox.push(this.contract, this.id, events, options);
   }
 
+  /**
+   * Drops the pending events stored at an index the view has gone past without them: a clear took them
+   * before the stream could show them. Answers whether it dropped any.
+   */
+  dropPassed() {
+    const kept = this.pending.filter((p) => p.index == null || p.index > this.lastIndex);
+    const dropped = kept.length !== this.pending.length;
+    this.pending = kept;
+    return dropped;
+  }
+
   addPending(entry, quiet = false) {
     if (!this.optimistic || this.pending.some((p) => p.entry === entry)) return;
     const added = [];
@@ -750,8 +762,18 @@ class Session {
     }
   }
 
-  settlePending(entry, error) {
-    if (!error) return;   // stored: the stream brings the events, which replace the pending ones
+  settlePending(entry, error, stored) {
+    if (!error) {
+      // stored: the stream brings the events, which replace the pending ones, unless the view is already
+      // past them (a clear the stream showed first): those the stream will never bring
+      for (const p of this.pending) {
+        if (p.entry !== entry) continue;
+        const found = (stored || []).find((e) => e.id === p.event.id);
+        if (found) p.index = found.index;
+      }
+      if (this.dropPassed()) this.changed();
+      return;
+    }
     const withdrawn = this.pending.filter((p) => p.entry === entry).map((p) => p.event);
     this.pending = this.pending.filter((p) => p.entry !== entry);
     this.emit("failed", { events: withdrawn, error });

@@ -2,7 +2,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import http from "node:http";
 import { A2Error, createClient, MemoryOutbox } from "../src/client.js";
-import { client, eventually, history, messages, sent, message, NO_SERVER, NO_WEBSOCKET, proxy, sessionId, until } from "./support.mjs";
+import { client, eventually, history, messages, sent, message, next, NO_SERVER, NO_WEBSOCKET, proxy, sessionId, until } from "./support.mjs";
 
 test("a push whose answer is lost is sent again with the same ids and stored once", { skip: NO_SERVER }, async (t) => {
   const cutter = await proxy(t);
@@ -69,6 +69,27 @@ test("pushed events show at once as pending and are replaced by the stored ones"
   assert.deepEqual(sent(view).map((e) => e.id), [pending[0].id, "my-own-id"]);
   assert.deepEqual(stored.map((e) => e.id), [pending[0].id, "my-own-id"]);
   assert.deepEqual(reconciled.slice(0, 2), [true, true]);
+});
+
+test("a push the session's clear overtook before the stream showed it leaves no pending event behind", { skip: NO_SERVER }, async (t) => {
+  const network = await proxy(t);
+  const a2 = client(t, { baseUrl: network.url + "/a2" });
+  const id = sessionId("cleared-pending");
+  const room = a2.session("chat", id);
+  await until(room, (v) => v.status === "live");
+  // the stream is down while the push is stored and the session cleared: it comes back after the clear
+  network.hold(/^GET [^ ]*\/stream/);
+  network.dropAll();
+  await until(room, (v) => v.status === "reconnecting");
+  const [stored] = await room.push([message("said, then cleared")]);
+  const response = await fetch(process.env.A2_BASE_URL + "/a2/chat/sessions/" + id, { method: "DELETE" });
+  assert.equal(response.status, 200);
+  const cleared = next(room, "cleared");
+  network.release();
+  const [marker] = await cleared;
+  assert.ok(marker > stored.index, "the clear came after the push");
+  const view = await until(room, (v) => v.status === "live" && !v.pending.length && v, "the pending event to go");
+  assert.deepEqual(sent(view), []);
 });
 
 test("a rejected push rejects with the server's code, withdraws its pending events, and stores nothing", { skip: NO_SERVER }, async (t) => {

@@ -62,8 +62,7 @@ test("a cleared session empties the view, and the view goes on after the clear",
   const id = sessionId("cleared");
   const room = a2.session("chat", id, { state: "summary" });
   await room.push([message("old")]);
-  // confirmed by the stream, not only shown as pending: a push the clear overtakes before the stream
-  // delivers it stays pending in the view (a defect of the client, not what this test is about)
+  // confirmed by the stream before the clear (push.test.mjs has the push a clear overtakes)
   await until(room, (v) => sent(v).length === 1 && !v.pending.length);
   const cleared = next(room, "cleared");
   const response = await fetch(process.env.A2_BASE_URL + "/a2/chat/sessions/" + id, { method: "DELETE" });

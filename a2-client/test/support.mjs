@@ -114,11 +114,14 @@ export async function restartServer() {
 /**
  * A TCP proxy to the server. `cutAnswerOf(pattern)` arms it: the next request whose first bytes
  * match is passed on, and when the server's answer begins, both sides are cut without a byte of it
- * reaching the client: the server has stored the push, the client never learns.
+ * reaching the client: the server has stored the push, the client never learns. `hold(pattern)`
+ * keeps matching requests from the server until `release()`.
  */
 export async function proxy(t) {
   const target = new URL(SERVER);
   let armed = null;
+  let holding = null;
+  const held = [];
   const cut = [];
   const sockets = new Set();
   const server = net.createServer((client) => {
@@ -126,12 +129,22 @@ export async function proxy(t) {
     sockets.add(client);
     sockets.add(upstream);
     let cutting = false;
+    let waiting = null;
     client.on("data", (chunk) => {
       if (armed && armed.test(chunk.toString("latin1"))) {
         armed = null;
         cutting = true;
       }
-      upstream.write(chunk);
+      if (!waiting && holding && holding.test(chunk.toString("latin1"))) {
+        waiting = [];
+        held.push(() => {
+          const chunks = waiting;
+          waiting = null;
+          chunks.forEach((c) => upstream.write(c));
+        });
+      }
+      if (waiting) waiting.push(chunk);
+      else upstream.write(chunk);
     });
     upstream.on("data", (chunk) => {
       if (cutting) {
@@ -163,6 +176,15 @@ export async function proxy(t) {
     },
     /** The status lines of the answers that were cut. */
     cut,
+    /** Holds back every request whose first bytes match, from now until `release()`: they reach the server then. */
+    hold(pattern) {
+      holding = pattern;
+    },
+    /** Lets what `hold` kept back go on to the server, and holds nothing more. */
+    release() {
+      holding = null;
+      held.splice(0).forEach((send) => send());
+    },
     /** Cuts every open connection (a network failure). */
     dropAll() {
       sockets.forEach((s) => s.destroy());
