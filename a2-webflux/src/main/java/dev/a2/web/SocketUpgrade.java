@@ -2,8 +2,8 @@ package dev.a2.web;
 
 import java.util.function.Supplier;
 
-import org.jspecify.annotations.Nullable;
 import io.netty.channel.EventLoop;
+import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Schedulers;
 import reactor.netty.Connection;

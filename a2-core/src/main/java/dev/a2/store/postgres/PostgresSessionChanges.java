@@ -21,7 +21,6 @@ import org.jspecify.annotations.Nullable;
 import org.postgresql.PGConnection;
 import org.postgresql.PGNotification;
 
-
 /**
  * {@link SessionChanges} between instances through PostgreSQL {@code LISTEN/NOTIFY}.
  * <p>
