@@ -1,6 +1,5 @@
 package dev.a2.store.postgres;
 
-import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Types;
@@ -14,7 +13,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeSet;
 import java.util.UUID;
-import java.util.function.Supplier;
 
 import javax.sql.DataSource;
 
@@ -31,15 +29,12 @@ import dev.a2.store.WorkLease;
 import dev.a2.store.WorkUnit;
 import org.jspecify.annotations.Nullable;
 
-import org.springframework.dao.DataAccessResourceFailureException;
 import org.springframework.dao.DuplicateKeyException;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.core.RowMapper;
 import org.springframework.jdbc.core.namedparam.MapSqlParameterSource;
 import org.springframework.jdbc.core.simple.JdbcClient;
-import org.springframework.jdbc.datasource.ConnectionHolder;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
-import org.springframework.jdbc.datasource.DataSourceUtils;
 import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.transaction.support.TransactionSynchronizationManager;
 import org.springframework.transaction.support.TransactionTemplate;
@@ -343,61 +338,18 @@ public final class PostgresEventStore implements EventStore {
 
 		@Override
 		public List<List<StoredEvent>> appendAll(List<GroupCommit.SessionEvents> sessions) {
-			return StoreFailures.guard(() -> DeadlockRetry.run(() -> autoCommitted(() -> insertAll(sessions))));
+			return StoreFailures.guard(() -> DeadlockRetry.run(() -> AutoCommitted.run(PostgresEventStore.this.dataSource, () -> insertAll(sessions))));
 		}
 
 	}
 
 	private List<StoredEvent> appendAlone(String contract, String session, List<EventToStore> events) {
 		try {
-			return autoCommitted(() -> insert(contract, session, events));
+			return AutoCommitted.run(this.dataSource, () -> insert(contract, session, events));
 		}
 		catch (DuplicateKeyException ex) {
 			// the session has one of these ids: the failed statement changed nothing
 			return this.transactions.execute((status) -> appendUnderLock(contract, session, events));
-		}
-	}
-
-	/**
-	 * Runs {@code work} on one pooled connection in auto-commit mode, where a statement commits as it
-	 * answers. A pool that hands out connections without auto-commit gets an explicit commit instead.
-	 */
-	private <T> T autoCommitted(Supplier<T> work) {
-		Connection connection = DataSourceUtils.getConnection(this.dataSource);
-		// this store's statements run on the connection bound here, as they would in a transaction
-		TransactionSynchronizationManager.bindResource(this.dataSource, new ConnectionHolder(connection));
-		try {
-			boolean manual = !connection.getAutoCommit();
-			try {
-				T result = work.get();
-				if (manual) {
-					connection.commit();
-				}
-				return result;
-			}
-			catch (RuntimeException | Error ex) {
-				if (manual) {
-					rollback(connection, ex);
-				}
-				throw ex;
-			}
-		}
-		catch (SQLException ex) {
-			throw new DataAccessResourceFailureException("The append's connection failed: " + ex.getMessage(), ex);
-		}
-		finally {
-			TransactionSynchronizationManager.unbindResource(this.dataSource);
-			DataSourceUtils.releaseConnection(connection, this.dataSource);
-		}
-	}
-
-	private static void rollback(Connection connection, Throwable failure) {
-		try {
-			connection.rollback();
-		}
-		catch (SQLException ex) {
-			// the failure that made the rollback necessary is the one to report
-			failure.addSuppressed(ex);
 		}
 	}
 

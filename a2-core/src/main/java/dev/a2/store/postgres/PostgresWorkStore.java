@@ -36,6 +36,7 @@ import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.transaction.TransactionStatus;
+import org.springframework.transaction.support.TransactionSynchronizationManager;
 import org.springframework.transaction.support.TransactionTemplate;
 
 /**
@@ -73,7 +74,7 @@ public final class PostgresWorkStore implements WorkStore {
 	 * statement and the row's key: {@code md5} is immutable, and Citus refuses a volatile function such
 	 * as {@code gen_random_uuid()} in an {@code UPDATE} of a distributed table.
 	 */
-	private static final String CLAIM = """
+	private static final String CLAIM_TEMPLATE = """
 			WITH picked_cursors AS (
 			    SELECT c.consumer FROM a2_cursor c
 			    WHERE c.contract = :contract AND c.session_id = :session AND c.consumer = ANY(:consumers)
@@ -95,14 +96,14 @@ public final class PostgresWorkStore implements WorkStore {
 			        lease_until = :leaseUntil,
 			        owner = :owner
 			    FROM picked_units p
-			    WHERE w.contract = :contract AND w.session_id = :session AND w.consumer = p.consumer AND w.idx = p.idx
+			    WHERE w.contract = :contract AND w.session_id = :session AND w.consumer = p.consumer AND w.idx = p.idx%4$s
 			    RETURNING w.consumer, w.idx, w.lane_key, w.attempt, w.failures, w.claim
 			), cursors AS (
 			    UPDATE a2_cursor k SET attempt = k.attempt + 1, claim = md5(:nonce || '/' || k.consumer)::uuid,
 			        lease_until = :leaseUntil,
 			        owner = :owner
 			    FROM picked_cursors p
-			    WHERE k.contract = :contract AND k.session_id = :session AND k.consumer = p.consumer
+			    WHERE k.contract = :contract AND k.session_id = :session AND k.consumer = p.consumer%4$s
 			    RETURNING k.consumer, k.position, k.target, k.types, k.attempt, k.failures, k.claim
 			)
 			SELECT false AS is_cursor, u.consumer, u.lane_key, 0 AS position, 0 AS target, u.attempt, u.failures, u.claim, %2$s
@@ -116,7 +117,19 @@ public final class PostgresWorkStore implements WorkStore {
 			    ORDER BY e.idx
 			    LIMIT :cursorBatch
 			) e ON true
-			ORDER BY 1, 2, idx""".formatted(RUNNABLE, EVENT_COLUMNS, EventStore.CLEAR_MARKER);
+			ORDER BY 1, 2, idx""";
+
+	/** The claim in a transaction: on Citus, or in a transaction of the caller's. */
+	private static final String CLAIM = CLAIM_TEMPLATE.formatted(RUNNABLE, EVENT_COLUMNS, EventStore.CLEAR_MARKER, "");
+
+	/**
+	 * The claim in auto-commit, one round trip. It writes only leases, whose commit need not wait for the
+	 * disk ({@link #leaseOnly}): {@code set_config} is evaluated for each row it leases, and holds for
+	 * the statement's own transaction. Not on Citus, which refuses a volatile function in an
+	 * {@code UPDATE} of a distributed table.
+	 */
+	private static final String CLAIM_ON_ITS_OWN = CLAIM_TEMPLATE.formatted(RUNNABLE, EVENT_COLUMNS,
+			EventStore.CLEAR_MARKER, " AND set_config('synchronous_commit', 'off', true) IS NOT NULL");
 
 	private static final String FINISH_UNITS = """
 			UPDATE a2_work w
@@ -491,8 +504,19 @@ public final class PostgresWorkStore implements WorkStore {
 	@Override
 	public List<Claim> claim(String contract, String session, Collection<String> consumers, Instant now,
 			Instant leaseUntil, int limit, @Nullable Integer owner) {
-		return StoreFailures.guard(() -> this.transactions.execute((status) -> leaseOnly(status).sql(CLAIM)
-			.param("nonce", UUID.randomUUID().toString())
+		return StoreFailures.guard(() -> {
+			if (!TransactionSynchronizationManager.isActualTransactionActive() && !this.citus.distributed()) {
+				return AutoCommitted.run(this.dataSource,
+						() -> claim(this.jdbc.sql(CLAIM_ON_ITS_OWN), contract, session, consumers, now, leaseUntil, limit, owner));
+			}
+			return this.transactions.execute((status) -> claim(leaseOnly(status).sql(CLAIM), contract, session, consumers, now,
+					leaseUntil, limit, owner));
+		});
+	}
+
+	private List<Claim> claim(JdbcClient.StatementSpec statement, String contract, String session,
+			Collection<String> consumers, Instant now, Instant leaseUntil, int limit, @Nullable Integer owner) {
+		return statement.param("nonce", UUID.randomUUID().toString())
 			.param("owner", owner, java.sql.Types.INTEGER)
 			.param("contract", contract)
 			.param("session", session)
@@ -514,7 +538,7 @@ public final class PostgresWorkStore implements WorkStore {
 					});
 				}
 				return new ArrayList<>(claims.values());
-			})));
+			});
 	}
 
 	@Override

@@ -25,6 +25,7 @@ import org.junit.jupiter.api.Test;
 
 import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
+import org.springframework.jdbc.datasource.SingleConnectionDataSource;
 import org.springframework.transaction.support.TransactionTemplate;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -50,6 +51,39 @@ class PostgresWorkStoreIntegrationTests {
 				return jdbc.sql("SELECT current_setting('synchronous_commit')").query(String.class).single();
 			});
 			assertThat(commits).isEqualTo("on");
+		}
+	}
+
+	@Test
+	void aClaimOnItsOwnAnswersBeforeItsLeasesReachTheDisk() throws Exception {
+		try (HikariDataSource dataSource = TestPostgres.newSchemaDataSource("work_store_quick", 2)) {
+			PostgresSchema.migrate(dataSource);
+			PostgresEventStore events = new PostgresEventStore(dataSource);
+			for (int i = 0; i < 20; i++) {
+				events.append("chat", "s-" + i,
+						List.of(new EventToStore("e-1", "message.sent", "{}", null, List.of(WorkUnit.head("echo", null)))));
+			}
+			try (Connection connection = dataSource.getConnection()) {
+				// durable commits, as a production database has them: only the claim's statement turns them off
+				try (Statement statement = connection.createStatement()) {
+					statement.execute("SET synchronous_commit = on");
+				}
+				SingleConnectionDataSource one = new SingleConnectionDataSource(connection, true);
+				PostgresWorkStore work = new PostgresWorkStore(one, new PostgresEventStore(one), 10);
+				JdbcClient jdbc = JdbcClient.create(one);
+				Instant now = Instant.now();
+				int ahead = 0;
+				for (int i = 0; i < 20; i++) {
+					assertThat(work.claim("chat", "s-" + i, List.of("echo"), now, now.plus(Duration.ofSeconds(30)), 10))
+						.hasSize(1);
+					// a durable commit flushes its WAL before it answers; a lease's may answer first
+					if (jdbc.sql("SELECT pg_current_wal_flush_lsn() < pg_current_wal_insert_lsn()").query(Boolean.class).single()) {
+						ahead++;
+					}
+				}
+				assertThat(ahead).as("claims that answered before their commit reached the disk, of 20").isPositive();
+				assertThat(jdbc.sql("SHOW synchronous_commit").query(String.class).single()).isEqualTo("on");
+			}
 		}
 	}
 
