@@ -505,7 +505,10 @@ public final class PostgresWorkStore implements WorkStore {
 	public List<Claim> claim(String contract, String session, Collection<String> consumers, Instant now,
 			Instant leaseUntil, int limit, @Nullable Integer owner) {
 		return StoreFailures.guard(() -> {
-			if (!TransactionSynchronizationManager.isActualTransactionActive() && !this.citus.distributed()) {
+			// a caller's transaction, or a connection bound without one (a SUPPORTS scope), is left as it is
+			boolean onItsOwn = !TransactionSynchronizationManager.isActualTransactionActive()
+					&& !TransactionSynchronizationManager.hasResource(this.dataSource);
+			if (onItsOwn && !this.citus.distributed()) {
 				return AutoCommitted.run(this.dataSource,
 						() -> claim(this.jdbc.sql(CLAIM_ON_ITS_OWN), contract, session, consumers, now, leaseUntil, limit, owner));
 			}

@@ -26,6 +26,7 @@ import org.junit.jupiter.api.Test;
 import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.jdbc.datasource.SingleConnectionDataSource;
+import org.springframework.transaction.TransactionDefinition;
 import org.springframework.transaction.support.TransactionTemplate;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -84,6 +85,28 @@ class PostgresWorkStoreIntegrationTests {
 				assertThat(ahead).as("claims that answered before their commit reached the disk, of 20").isPositive();
 				assertThat(jdbc.sql("SHOW synchronous_commit").query(String.class).single()).isEqualTo("on");
 			}
+		}
+	}
+
+	@Test
+	void aClaimWhereAConnectionIsBoundWithoutATransactionUsesThatConnection() {
+		try (HikariDataSource dataSource = TestPostgres.newSchemaDataSource("work_store_supports", 2)) {
+			PostgresSchema.migrate(dataSource);
+			DataSourceTransactionManager transactions = new DataSourceTransactionManager(dataSource);
+			PostgresEventStore events = new PostgresEventStore(dataSource, transactions);
+			events.append("chat", "s-1",
+					List.of(new EventToStore("e-1", "message.sent", "{}", null, List.of(WorkUnit.head("echo", null)))));
+			PostgresWorkStore work = new PostgresWorkStore(dataSource, transactions, events, 10);
+			JdbcClient jdbc = JdbcClient.create(dataSource);
+			TransactionTemplate supports = new TransactionTemplate(transactions);
+			supports.setPropagationBehavior(TransactionDefinition.PROPAGATION_SUPPORTS);
+			Instant now = Instant.now();
+			List<Claim> claims = supports.execute((status) -> {
+				// the application's statement binds its connection to the scope, with no transaction
+				jdbc.sql("SELECT 1").query(Integer.class).single();
+				return work.claim("chat", "s-1", List.of("echo"), now, now.plus(Duration.ofSeconds(30)), 10);
+			});
+			assertThat(claims).hasSize(1);
 		}
 	}
 
