@@ -1,7 +1,6 @@
 package dev.a2.store.postgres;
 
 import java.sql.Connection;
-import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
@@ -20,6 +19,8 @@ import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 import org.postgresql.PGConnection;
 import org.postgresql.PGNotification;
+
+import org.springframework.jdbc.core.JdbcTemplate;
 
 /**
  * {@link SessionChanges} between instances through PostgreSQL {@code LISTEN/NOTIFY}.
@@ -56,6 +57,8 @@ public final class PostgresSessionChanges extends SessionChangeListeners impleme
 
 	private final DataSource dataSource;
 
+	private final JdbcTemplate jdbc;
+
 	private final String origin = UUID.randomUUID().toString().substring(0, 12);
 
 	private final LinkedHashSet<String> pending = new LinkedHashSet<>();
@@ -72,6 +75,7 @@ public final class PostgresSessionChanges extends SessionChangeListeners impleme
 
 	public PostgresSessionChanges(DataSource dataSource) {
 		this.dataSource = dataSource;
+		this.jdbc = new JdbcTemplate(dataSource);
 		this.listener = new Thread(this::listenLoop, "a2-listen");
 		this.listener.setDaemon(true);
 		this.notifier = new Thread(this::notifyLoop, "a2-notify");
@@ -118,23 +122,19 @@ public final class PostgresSessionChanges extends SessionChangeListeners impleme
 			try {
 				send(notices);
 			}
-			catch (SQLException | RuntimeException ex) {
+			catch (RuntimeException ex) {
 				// the other instances find these changes by their poll
 				logger.debug("Could not notify other instances of " + notices.size() + " changed sessions", ex);
 			}
 		}
 	}
 
-	private void send(List<String> notices) throws SQLException {
-		try (Connection connection = this.dataSource.getConnection();
-				PreparedStatement statement = connection.prepareStatement(NOTIFY)) {
-			statement.setArray(1, connection.createArrayOf("text", notices.toArray()));
-			statement.execute();
-			if (!connection.getAutoCommit()) {
-				// a pool that hands out connections without auto-commit would roll the notices back
-				connection.commit();
-			}
-		}
+	private void send(List<String> notices) {
+		AutoCommitted.run(this.dataSource, () -> {
+			this.jdbc.query(NOTIFY, (rs) -> {
+			}, (Object) notices.toArray(String[]::new));
+			return null;
+		});
 	}
 
 	private void listenLoop() {
