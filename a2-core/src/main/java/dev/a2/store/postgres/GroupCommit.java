@@ -29,16 +29,9 @@ import org.jspecify.annotations.Nullable;
  * them all taken, or its session in a running round, queues; when a round ends, the first caller
  * queued whose session is free leads the next, taking with it whatever queued meanwhile (up to
  * {@link #MAX_ROUND_EVENTS}) but the callers of sessions in other running rounds. So the rounds grow
- * with the load and no timer ever holds an append back. While the load keeps rounds large (a round
- * handed on takes {@code leaders} callers or more) one round runs at a time and gathers all that
- * arrives meanwhile: each round costs the database and the JVM a statement, a commit and its
- * callers' wake-ups whatever its size, and under such a load fewer, larger rounds leave more of
- * the machine to everything else (measured: a push at 64 connections took a third less CPU with one
- * round at a time than with four). A round handed on with fewer callers lifts the limit again.
- * <p>
- * A round groups its callers' events by session, each caller's events together and in order, callers
- * in the order they queued, and stores them in one transaction (the store locks the sessions in one
- * order). Each caller is answered only after that commit.
+ * with the load and no timer ever holds an append back. A round groups its callers' events by session, each caller's
+ * events together and in order, callers in the order they queued, and stores them in one transaction
+ * (the store locks the sessions in one order). Each caller is answered only after that commit.
  * <p>
  * A round that fails because the store is unavailable fails every caller in it. A round that fails
  * for any other reason (an id a session has already, a batch the database refuses) changed nothing,
@@ -88,8 +81,7 @@ final class GroupCommit {
 	List<StoredEvent> append(String line, int leaders, String contract, String session, List<EventToStore> events) {
 		Waiter mine = new Waiter(contract, session, events);
 		Line joined = join(line, leaders, mine);
-		boolean handedOn = joined == null;
-		if (handedOn) {
+		if (joined == null) {
 			Outcome outcome = mine.outcome.join();
 			if (!outcome.lead()) {
 				return answer(mine, outcome);
@@ -104,16 +96,12 @@ final class GroupCommit {
 		try {
 			synchronized (joined) {
 				take(joined, round);
-				if (handedOn) {
-					// a round handed on shows the load: a lone start says nothing of it
-					joined.busy = round.size() >= leaders;
-				}
 			}
 			outcomes = run(round);
 		}
 		finally {
 			// the next round first: its leader is to be woken, while this round's callers can wait a moment
-			leave(line, leaders, joined, round);
+			leave(line, joined, round);
 			for (int i = 0; i < round.size(); i++) {
 				// no outcome only when the round ended in an Error: no caller may wait for ever
 				round.get(i).outcome.complete((outcomes != null) ? outcomes.get(i) : Outcome.failed(new A2Exception(
@@ -138,7 +126,7 @@ final class GroupCommit {
 				waiter.line = line;
 				// a session already in a running round waits for it: its appends meet on the session's
 				// row lock anyway, and stored together in the next round they cost one commit
-				if (line.running < line.limit(leaders) && !line.sessions.containsKey(waiter.sessionKey())) {
+				if (line.running < leaders && !line.sessions.containsKey(waiter.sessionKey())) {
 					line.running++;
 					line.sessions.merge(waiter.sessionKey(), 1, Integer::sum);
 					return line;
@@ -175,17 +163,14 @@ final class GroupCommit {
 		}
 	}
 
-	/**
-	 * Hands the round on to the first caller queued whose session is free, or frees it (when more
-	 * rounds run than the line's limit, the others take the queue on).
-	 */
-	private void leave(String key, int leaders, Line line, List<Waiter> round) {
+	/** Hands the round on to the first caller queued whose session is free, or frees it. */
+	private void leave(String key, Line line, List<Waiter> round) {
 		synchronized (line) {
 			round.stream()
 				.map(Waiter::sessionKey)
 				.distinct()
 				.forEach((session) -> line.sessions.computeIfPresent(session, (k, n) -> (n > 1) ? n - 1 : null));
-			for (Iterator<Waiter> queued = line.queue.iterator(); line.running <= line.limit(leaders) && queued.hasNext();) {
+			for (Iterator<Waiter> queued = line.queue.iterator(); queued.hasNext();) {
 				Waiter next = queued.next();
 				if (!line.sessions.containsKey(next.sessionKey())) {
 					queued.remove();
@@ -296,18 +281,10 @@ final class GroupCommit {
 
 		private boolean retired;
 
-		/** Whether the last round handed on took {@code leaders} callers or more. */
-		private boolean busy;
-
 		private final ArrayDeque<Waiter> queue = new ArrayDeque<>();
 
 		/** The sessions of the running rounds: in how many rounds each is. */
 		private final Map<List<String>, Integer> sessions = new HashMap<>();
-
-		/** How many rounds may run at once now: one while rounds are large. */
-		int limit(int leaders) {
-			return this.busy ? 1 : leaders;
-		}
 
 	}
 

@@ -35,8 +35,7 @@ class GroupCommitTests {
 	/** Each call the store got: "one s [ids]" or "all s [ids] t [ids]". */
 	private final List<String> calls = new CopyOnWriteArrayList<>();
 
-	/** What the store's calls wait for; {@link #hold()} puts a new one in place. */
-	private volatile CountDownLatch release = new CountDownLatch(1);
+	private final CountDownLatch release = new CountDownLatch(1);
 
 	private final AtomicLong index = new AtomicLong();
 
@@ -106,43 +105,6 @@ class GroupCommitTests {
 		assertThat(third.get(10, TimeUnit.SECONDS)).extracting(StoredEvent::id).containsExactly("c");
 		assertThat(first.get(10, TimeUnit.SECONDS)).extracting(StoredEvent::id).containsExactly("a");
 		assertThat(second.get(10, TimeUnit.SECONDS)).extracting(StoredEvent::id).containsExactly("b");
-	}
-
-	@Test
-	void whileRoundsHandedOnAreLargeOneRunsAtATime() throws Exception {
-		List<Future<List<StoredEvent>>> answers = new ArrayList<>();
-		answers.add(append(4, "a", "a1"));
-		await().until(() -> this.calls.size() == 1);
-		for (String id : List.of("a2", "a3", "a4", "a5")) {
-			answers.add(queue(4, "a", id));
-		}
-		// the four queued go in one round handed on (four callers, as many as the leaders), held
-		CountDownLatch first = hold();
-		first.countDown();
-		await().until(() -> this.calls.contains("one a [a2, a3, a4, a5]"));
-		await().until(() -> this.groupCommit.running() == 1);
-		// one runs: the next waits, where four rounds run at once when the load is light
-		Future<List<StoredEvent>> waiting = queue(4, "i", "i1");
-		assertThat(this.groupCommit.running()).isEqualTo(1);
-
-		// the round handed on to it is small: four run at once again
-		CountDownLatch second = hold();
-		second.countDown();
-		await().until(() -> this.calls.contains("one i [i1]"));
-		List<Future<List<StoredEvent>>> light = new ArrayList<>();
-		for (String session : List.of("k", "l", "m")) {
-			light.add(append(4, session, session + "1"));
-		}
-		await().until(() -> this.groupCommit.running() == 4);
-		assertThat(this.groupCommit.waiting()).isZero();
-		this.release.countDown();
-		for (Future<List<StoredEvent>> answer : answers) {
-			answer.get(10, TimeUnit.SECONDS);
-		}
-		assertThat(waiting.get(10, TimeUnit.SECONDS)).extracting(StoredEvent::id).containsExactly("i1");
-		for (Future<List<StoredEvent>> answer : light) {
-			answer.get(10, TimeUnit.SECONDS);
-		}
 	}
 
 	@Test
@@ -242,19 +204,11 @@ class GroupCommitTests {
 		return answer;
 	}
 
-	/** Holds the store's calls made from now on until released; answers what held the earlier ones. */
-	private CountDownLatch hold() {
-		CountDownLatch earlier = this.release;
-		this.release = new CountDownLatch(1);
-		return earlier;
-	}
-
 	/** Records the call, holds it until released, and refuses what is to be refused. */
 	private void call(String call, List<EventToStore> events) {
-		CountDownLatch held = this.release;
 		this.calls.add(call);
 		try {
-			held.await();
+			this.release.await();
 		}
 		catch (InterruptedException ex) {
 			Thread.currentThread().interrupt();
