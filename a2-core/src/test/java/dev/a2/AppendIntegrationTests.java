@@ -136,6 +136,18 @@ class AppendIntegrationTests {
 	}
 
 	@Test
+	void aSingleEventRetriedAfterOthersAnswersItsIndexAndLeavesNoGap() {
+		Session session = this.a2.session("chat", A2TestSupport.newSessionId());
+		Event original = session.append(message("a", "id-a")).get(0);
+		session.append(message("b"));
+		Event retried = session.append(message("a", "id-a")).get(0);
+
+		assertThat(retried).isEqualTo(original);
+		assertThat(session.append(message("c")).get(0).index()).isEqualTo(3);
+		assertThat(session.history(0, 100).events()).extracting(Event::index).containsExactly(1L, 2L, 3L);
+	}
+
+	@Test
 	void batchMixingStoredAndNewIdsAppendsOnlyTheNewWithoutAGap() {
 		Session session = this.a2.session("chat", A2TestSupport.newSessionId());
 		session.append(message("a", "id-a"), message("b", "id-b"));
