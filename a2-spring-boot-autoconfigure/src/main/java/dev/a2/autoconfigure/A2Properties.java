@@ -205,6 +205,23 @@ public class A2Properties {
 		 */
 		private boolean distribute = true;
 
+		/**
+		 * How many group-commit rounds of appends may run at once on plain PostgreSQL, each
+		 * one statement on a connection of its own (so one backend). More keep a database
+		 * with many cores busy under a heavy append load; fewer make larger rounds, which
+		 * cost less CPU per event where the database shares a few cores with the
+		 * application. At least 1. On Citus each session has rounds of its own, one at a time.
+		 */
+		private int appendRounds = 4;
+
+		public int getAppendRounds() {
+			return this.appendRounds;
+		}
+
+		public void setAppendRounds(int appendRounds) {
+			this.appendRounds = appendRounds;
+		}
+
 		public boolean isDistribute() {
 			return this.distribute;
 		}

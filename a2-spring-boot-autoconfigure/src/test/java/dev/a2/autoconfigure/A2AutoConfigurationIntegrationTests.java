@@ -11,6 +11,7 @@ import dev.a2.PayloadValidator;
 import dev.a2.Reducer;
 import dev.a2.store.EventStore;
 import dev.a2.store.SnapshotStore;
+import dev.a2.store.postgres.PostgresEventStore;
 import dev.a2.test.TestPostgres;
 import jakarta.validation.constraints.NotBlank;
 import org.junit.jupiter.api.AfterEach;
@@ -87,6 +88,19 @@ class A2AutoConfigurationIntegrationTests {
 				assertThat(context.getBean(EventStore.class)).isSameAs(events);
 				assertThat(context.getBean(SnapshotStore.class)).isSameAs(snapshots);
 			});
+	}
+
+	@Test
+	void theAppendRoundsReachTheStoreAndAreChecked() {
+		this.runner.run((context) -> assertThat(context.getBean(PostgresEventStore.class).appendRounds())
+			.isEqualTo(PostgresEventStore.DEFAULT_APPEND_ROUNDS));
+		this.runner.withPropertyValues("a2.store.append-rounds=16")
+			.run((context) -> assertThat(context.getBean(PostgresEventStore.class).appendRounds()).isEqualTo(16));
+		this.runner.withPropertyValues("a2.store.append-rounds=0")
+			.run((context) -> assertThat(context).hasFailed()
+				.getFailure()
+				.rootCause()
+				.hasMessage("a2.store.append-rounds must be at least 1, was 0"));
 	}
 
 	@Test

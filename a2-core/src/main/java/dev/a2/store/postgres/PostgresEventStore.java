@@ -192,11 +192,11 @@ public final class PostgresEventStore implements EventStore {
 	}
 
 	/**
-	 * How many group-commit rounds may run at once on plain PostgreSQL, each a statement on a
-	 * connection of its own: enough to keep the database busy while one round waits for its commit
+	 * How many group-commit rounds may run at once on plain PostgreSQL by default, each a statement on
+	 * a connection of its own: enough to keep the database busy while one round waits for its commit
 	 * to reach the disk, few enough that the appends waiting in the meantime make large rounds.
 	 */
-	static final int ROUNDS_AT_ONCE = 4;
+	public static final int DEFAULT_APPEND_ROUNDS = 4;
 
 	/** The one line of group commit on plain PostgreSQL, where a round spans sessions. */
 	private static final String ACROSS_SESSIONS = "";
@@ -286,6 +286,8 @@ public final class PostgresEventStore implements EventStore {
 
 	private final CitusTables citus;
 
+	private final int appendRounds;
+
 	public PostgresEventStore(DataSource dataSource) {
 		this(dataSource, new DataSourceTransactionManager(dataSource));
 	}
@@ -303,12 +305,32 @@ public final class PostgresEventStore implements EventStore {
 	 * and lag read right in its time); {@code null} for the database's clock, one for every instance
 	 */
 	public PostgresEventStore(DataSource dataSource, PlatformTransactionManager transactionManager, @Nullable Clock clock) {
+		this(dataSource, transactionManager, clock, DEFAULT_APPEND_ROUNDS);
+	}
+
+	/**
+	 * @param appendRounds how many group-commit rounds may run at once on plain PostgreSQL (at least
+	 * 1; {@link #DEFAULT_APPEND_ROUNDS} by default): each is one statement, so one backend, at a time.
+	 * More keep a database with many cores busy under a heavy append load; fewer make larger rounds,
+	 * which cost less CPU per event where the database shares a few cores with the application
+	 */
+	public PostgresEventStore(DataSource dataSource, PlatformTransactionManager transactionManager, @Nullable Clock clock,
+			int appendRounds) {
+		if (appendRounds < 1) {
+			throw new IllegalArgumentException("appendRounds must be at least 1, was " + appendRounds);
+		}
+		this.appendRounds = appendRounds;
 		this.dataSource = dataSource;
 		this.jdbc = JdbcClient.create(dataSource);
 		this.template = new JdbcTemplate(dataSource);
 		this.transactions = new TransactionTemplate(transactionManager);
 		this.clock = clock;
 		this.citus = new CitusTables(dataSource);
+	}
+
+	/** How many group-commit rounds may run at once on plain PostgreSQL. */
+	public int appendRounds() {
+		return this.appendRounds;
 	}
 
 	/** The {@code createdAt} of what is written now: {@code null} lets the database stamp it. */
@@ -338,7 +360,7 @@ public final class PostgresEventStore implements EventStore {
 		// on Citus a round stays in one session, so that its statement runs on the session's shard
 		boolean distributed = StoreFailures.guard(this.citus::distributed);
 		return distributed ? this.groupCommit.append(contract + '\u0000' + session, 1, contract, session, events)
-				: this.groupCommit.append(ACROSS_SESSIONS, ROUNDS_AT_ONCE, contract, session, events);
+				: this.groupCommit.append(ACROSS_SESSIONS, this.appendRounds, contract, session, events);
 	}
 
 	/** The group commit's counters, for tests. */

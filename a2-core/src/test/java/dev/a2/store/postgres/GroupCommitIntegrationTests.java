@@ -34,6 +34,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 import org.springframework.jdbc.core.simple.JdbcClient;
+import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -299,6 +300,44 @@ class GroupCommitIntegrationTests {
 		assertThat(this.store.groupCommit().rounds() - before).isLessThan(appends);
 	}
 
+	@Test
+	void noMoreRoundsRunAtOnceThanTheStoreIsGiven() throws Exception {
+		acrossSessions();
+		PostgresEventStore two = new PostgresEventStore(this.dataSource, new DataSourceTransactionManager(this.dataSource),
+				null, 2);
+		List<String> sessions = IntStream.range(0, 3).mapToObj((i) -> newSession()).toList();
+		List<Connection> locks = new ArrayList<>();
+		for (String session : sessions) {
+			two.append("c", session, events("first-" + session));
+			Connection connection = this.dataSource.getConnection();
+			connection.setAutoCommit(false);
+			try (PreparedStatement lock = connection
+				.prepareStatement("SELECT 1 FROM a2_session WHERE contract = 'c' AND session_id = ? FOR UPDATE")) {
+				lock.setString(1, session);
+				lock.executeQuery().close();
+			}
+			locks.add(connection);
+		}
+		List<Future<List<StoredEvent>>> answers = new ArrayList<>();
+		for (String session : sessions) {
+			answers.add(this.callers.submit(() -> two.append("c", session, events("second-" + session))));
+		}
+		// two rounds wait for their sessions' locks; the third append waits for a round
+		await().until(() -> two.groupCommit().running() == 2 && two.groupCommit().waiting() == 1);
+		for (Connection lock : locks) {
+			try (lock) {
+				lock.commit();
+			}
+		}
+		for (int i = 0; i < sessions.size(); i++) {
+			assertThat(answers.get(i).get(30, TimeUnit.SECONDS)).extracting(StoredEvent::index).containsExactly(2L);
+		}
+		assertThatThrownBy(() -> new PostgresEventStore(this.dataSource, new DataSourceTransactionManager(this.dataSource),
+				null, 0))
+			.isInstanceOf(IllegalArgumentException.class)
+			.hasMessage("appendRounds must be at least 1, was 0");
+	}
+
 	record Note(String text) {
 	}
 
@@ -309,7 +348,7 @@ class GroupCommitIntegrationTests {
 	private Held holdRounds() throws Exception {
 		List<Connection> locks = new ArrayList<>();
 		List<String> blockedSessions = new ArrayList<>();
-		for (int i = 0; i < PostgresEventStore.ROUNDS_AT_ONCE; i++) {
+		for (int i = 0; i < PostgresEventStore.DEFAULT_APPEND_ROUNDS; i++) {
 			String blocked = newSession();
 			this.store.append("c", blocked, events("lock"));
 			Connection connection = this.dataSource.getConnection();
@@ -327,7 +366,7 @@ class GroupCommitIntegrationTests {
 		for (String blocked : blockedSessions) {
 			blockedRounds.add(append(blocked, "held"));
 		}
-		await().until(() -> this.store.groupCommit().running() == PostgresEventStore.ROUNDS_AT_ONCE);
+		await().until(() -> this.store.groupCommit().running() == PostgresEventStore.DEFAULT_APPEND_ROUNDS);
 		return new Held(this.store.groupCommit(), locks, rounds + locks.size(), blockedRounds);
 	}
 
