@@ -309,14 +309,7 @@ class GroupCommitIntegrationTests {
 		List<Connection> locks = new ArrayList<>();
 		for (String session : sessions) {
 			two.append("c", session, events("first-" + session));
-			Connection connection = this.dataSource.getConnection();
-			connection.setAutoCommit(false);
-			try (PreparedStatement lock = connection
-				.prepareStatement("SELECT 1 FROM a2_session WHERE contract = 'c' AND session_id = ? FOR UPDATE")) {
-				lock.setString(1, session);
-				lock.executeQuery().close();
-			}
-			locks.add(connection);
+			locks.add(lockRow(session));
 		}
 		List<Future<List<StoredEvent>>> answers = new ArrayList<>();
 		for (String session : sessions) {
@@ -351,14 +344,7 @@ class GroupCommitIntegrationTests {
 		for (int i = 0; i < PostgresEventStore.DEFAULT_APPEND_ROUNDS; i++) {
 			String blocked = newSession();
 			this.store.append("c", blocked, events("lock"));
-			Connection connection = this.dataSource.getConnection();
-			connection.setAutoCommit(false);
-			try (PreparedStatement lock = connection
-				.prepareStatement("SELECT 1 FROM a2_session WHERE contract = 'c' AND session_id = ? FOR UPDATE")) {
-				lock.setString(1, blocked);
-				lock.executeQuery().close();
-			}
-			locks.add(connection);
+			locks.add(lockRow(blocked));
 			blockedSessions.add(blocked);
 		}
 		long rounds = this.store.groupCommit().rounds();
@@ -368,6 +354,18 @@ class GroupCommitIntegrationTests {
 		}
 		await().until(() -> this.store.groupCommit().running() == PostgresEventStore.DEFAULT_APPEND_ROUNDS);
 		return new Held(this.store.groupCommit(), locks, rounds + locks.size(), blockedRounds);
+	}
+
+	/** A transaction holding the session's row lock, until it commits. */
+	private Connection lockRow(String session) throws Exception {
+		Connection connection = this.dataSource.getConnection();
+		connection.setAutoCommit(false);
+		try (PreparedStatement lock = connection
+			.prepareStatement("SELECT 1 FROM a2_session WHERE contract = 'c' AND session_id = ? FOR UPDATE")) {
+			lock.setString(1, session);
+			lock.executeQuery().close();
+		}
+		return connection;
 	}
 
 	private record Held(GroupCommit groupCommit, List<Connection> locks, long rounds,
