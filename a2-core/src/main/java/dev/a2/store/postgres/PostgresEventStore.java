@@ -468,11 +468,8 @@ public final class PostgresEventStore implements EventStore {
 			bindWork(parameters, events);
 		}
 		PositionalSql statement = function ? APPEND_FUNCTION : APPENDS[(caused ? CAUSES : 0) | (working ? WORKS : 0)];
-		List<StoredEvent> inserted = new ArrayList<>(this.template.query(statement.sql(), (rs, row) -> {
-			EventToStore source = byId.get(rs.getString("id"));
-			return new StoredEvent(rs.getLong("idx"), source.id(), source.type(), source.payload(),
-					rs.getObject("created_at", OffsetDateTime.class).toInstant(), rs.getInt("clear_index"), source.cause());
-		}, statement.values(parameters)));
+		List<StoredEvent> inserted = new ArrayList<>(this.template.query(statement.sql(),
+				(rs, row) -> storedFrom(rs, byId.get(rs.getString("id"))), statement.values(parameters)));
 		inserted.sort(Comparator.comparingLong(StoredEvent::index));
 		return inserted;
 	}
@@ -485,9 +482,7 @@ public final class PostgresEventStore implements EventStore {
 			.addValue("type", event.type())
 			.addValue("payload", event.payload())
 			.addValue("createdAt", createdAt(), Types.TIMESTAMP_WITH_TIMEZONE);
-		return this.template.query(APPEND_SINGLE.sql(), (rs, row) -> new StoredEvent(rs.getLong("idx"), event.id(),
-				event.type(), event.payload(), rs.getObject("created_at", OffsetDateTime.class).toInstant(),
-				rs.getInt("clear_index"), null), APPEND_SINGLE.values(parameters));
+		return this.template.query(APPEND_SINGLE.sql(), (rs, row) -> storedFrom(rs, event), APPEND_SINGLE.values(parameters));
 	}
 
 	/**
@@ -554,8 +549,7 @@ public final class PostgresEventStore implements EventStore {
 		this.template.query(statement.sql(), (ResultSet rs) -> {
 			int s = sessionNumbers.get(List.of(rs.getString("contract"), rs.getString("session_id")));
 			EventToStore source = sources.get(s).get(rs.getString("id"));
-			stored.get(s).put(source.id(), new StoredEvent(rs.getLong("idx"), source.id(), source.type(), source.payload(),
-					rs.getObject("created_at", OffsetDateTime.class).toInstant(), rs.getInt("clear_index"), source.cause()));
+			stored.get(s).put(source.id(), storedFrom(rs, source));
 		}, statement.values(parameters));
 		List<List<StoredEvent>> answers = new ArrayList<>(sessionCount);
 		for (int s = 0; s < sessionCount; s++) {
@@ -761,6 +755,12 @@ public final class PostgresEventStore implements EventStore {
 				.single();
 			return new StoredEvent(index, id, CLEAR_MARKER, "{}", createdAt.toInstant(), head.clearIndex(), null);
 		}));
+	}
+
+	/** An event the append statement stored: its index and stamps from the row, the rest as it was sent. */
+	private static StoredEvent storedFrom(ResultSet rs, EventToStore source) throws SQLException {
+		return new StoredEvent(rs.getLong("idx"), source.id(), source.type(), source.payload(),
+				rs.getObject("created_at", OffsetDateTime.class).toInstant(), rs.getInt("clear_index"), source.cause());
 	}
 
 	private static StoredEvent event(ResultSet rs) throws SQLException {
