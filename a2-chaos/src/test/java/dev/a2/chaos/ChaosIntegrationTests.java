@@ -217,7 +217,7 @@ class ChaosIntegrationTests {
 	/** Connections listening for other instances' changes: one per process when all are connected. */
 	private static long listeners(JdbcTemplate jdbc) {
 		try {
-			return jdbc.queryForObject("SELECT count(*) FROM pg_stat_activity WHERE query LIKE 'LISTEN a2_session%'",
+			return jdbc.queryForObject("SELECT count(*) FROM pg_stat_activity WHERE application_name = 'a2-listen'",
 					Long.class);
 		}
 		catch (RuntimeException ex) {

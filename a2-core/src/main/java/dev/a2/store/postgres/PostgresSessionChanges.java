@@ -29,9 +29,10 @@ import org.springframework.jdbc.core.JdbcTemplate;
  * One connection per instance listens, on a thread of its own, and comes back by itself when the
  * database goes away. Notifications are sent after the change committed, by a second thread that
  * coalesces what piled up meanwhile into one statement: a {@code NOTIFY} inside the append's own
- * transaction would serialize every commit on PostgreSQL's notify queue lock. A change whose
- * notification is lost (the instance died right after the commit) reaches the others by their poll.
- * A notice reads {@code <kind>/<origin>/<contract>/<session>}; a session id has no {@code /}.
+ * transaction would serialize every commit on PostgreSQL's notify queue lock. None is sent while no
+ * other instance listens ({@link ListeningInstances}). A change whose notification is lost (the
+ * instance died right after the commit) reaches the others by their poll. A notice reads
+ * {@code <kind>/<origin>/<contract>/<session>}; a session id has no {@code /}.
  */
 public final class PostgresSessionChanges extends SessionChangeListeners implements SessionChanges {
 
@@ -39,6 +40,9 @@ public final class PostgresSessionChanges extends SessionChangeListeners impleme
 
 	/** The channel every instance listens on. */
 	public static final String CHANNEL = "a2_session";
+
+	/** The {@code application_name} of the connection that listens, as {@code pg_stat_activity} shows it. */
+	public static final String APPLICATION_NAME = "a2-listen";
 
 	/**
 	 * One round trip in auto-commit, as at a few appends at once there is one per append. A notice is a
@@ -64,6 +68,9 @@ public final class PostgresSessionChanges extends SessionChangeListeners impleme
 
 	private static final Duration CHECK_EVERY = Duration.ofSeconds(10);
 
+	/** How often an instance that waits for answers to its hello reads again who listens. */
+	private static final Duration JOIN_CHECK_EVERY = Duration.ofSeconds(1);
+
 	private static final Duration RECONNECT_MAX = Duration.ofSeconds(5);
 
 	private final DataSource dataSource;
@@ -73,6 +80,10 @@ public final class PostgresSessionChanges extends SessionChangeListeners impleme
 	private final String origin = UUID.randomUUID().toString().substring(0, 12);
 
 	private final LinkedHashSet<String> pending = new LinkedHashSet<>();
+
+	private final ListeningInstances instances = new ListeningInstances();
+
+	private final Duration checkEvery;
 
 	private final Thread listener;
 
@@ -85,7 +96,16 @@ public final class PostgresSessionChanges extends SessionChangeListeners impleme
 	private volatile @Nullable Connection connection;
 
 	public PostgresSessionChanges(DataSource dataSource) {
+		this(dataSource, CHECK_EVERY);
+	}
+
+	/**
+	 * @param checkEvery how often the listening connection is checked, and who else listens read
+	 * again: an instance that is left alone stops sending notices after at most this long
+	 */
+	PostgresSessionChanges(DataSource dataSource, Duration checkEvery) {
 		this.dataSource = dataSource;
+		this.checkEvery = checkEvery;
 		this.jdbc = new JdbcTemplate(dataSource);
 		this.listener = new Thread(this::listenLoop, "a2-listen");
 		this.listener.setDaemon(true);
@@ -98,6 +118,10 @@ public final class PostgresSessionChanges extends SessionChangeListeners impleme
 	@Override
 	public void publish(SessionChange.Kind kind, String contract, String session) {
 		tell(new SessionChange(kind, contract, session, true));
+		if (!this.instances.othersListen()) {
+			// read after the change committed: an instance that says hello later reads it itself
+			return;
+		}
 		synchronized (this.pending) {
 			this.pending.add(kind.code() + "/" + this.origin + "/" + contract + "/" + session);
 			this.pending.notifyAll();
@@ -107,6 +131,11 @@ public final class PostgresSessionChanges extends SessionChangeListeners impleme
 	@Override
 	public boolean connected() {
 		return this.connected;
+	}
+
+	/** Whether this instance sends its notices: another instance may listen. */
+	boolean othersListen() {
+		return this.instances.othersListen();
 	}
 
 	private void notifyLoop() {
@@ -162,28 +191,13 @@ public final class PostgresSessionChanges extends SessionChangeListeners impleme
 		while (!this.closed) {
 			try (Connection listening = this.dataSource.getConnection()) {
 				this.connection = listening;
-				listening.setAutoCommit(true);
-				try (Statement statement = listening.createStatement()) {
-					statement.execute("LISTEN " + CHANNEL);
+				try {
+					listen(listening);
 				}
-				PGConnection pg = listening.unwrap(PGConnection.class);
-				this.connected = true;
-				backoff = 250;
-				tell(null);
-				long checked = System.nanoTime();
-				while (!this.closed) {
-					PGNotification[] notifications = pg.getNotifications((int) WAIT.toMillis());
-					if (notifications != null) {
-						for (PGNotification notification : notifications) {
-							receive(notification.getParameter());
-						}
-					}
-					if (System.nanoTime() - checked > CHECK_EVERY.toNanos()) {
-						// a connection cut without a word (a half-open socket) shows itself only when used
-						try (Statement statement = listening.createStatement()) {
-							statement.execute("SELECT 1");
-						}
-						checked = System.nanoTime();
+				finally {
+					if (!this.closed) {
+						// closing aborted the connection: its lock ends with its backend
+						this.instances.leave(listening);
 					}
 				}
 			}
@@ -192,6 +206,7 @@ public final class PostgresSessionChanges extends SessionChangeListeners impleme
 					return;
 				}
 				if (this.connected) {
+					backoff = 250;
 					logger.warn("Lost the connection that listens for changes of other instances; reconnecting, and "
 							+ "polling meanwhile: " + ex.getMessage());
 				}
@@ -213,6 +228,37 @@ public final class PostgresSessionChanges extends SessionChangeListeners impleme
 				return;
 			}
 			backoff = Math.min(backoff * 2, RECONNECT_MAX.toMillis());
+		}
+	}
+
+	/** Listens until closed: connected once every instance that listened before has answered. */
+	private void listen(Connection listening) throws SQLException {
+		listening.setAutoCommit(true);
+		listening.setClientInfo("ApplicationName", APPLICATION_NAME);
+		try (Statement statement = listening.createStatement()) {
+			statement.execute("LISTEN " + CHANNEL);
+		}
+		this.instances.join(listening);
+		PGConnection pg = listening.unwrap(PGConnection.class);
+		long checked = System.nanoTime();
+		while (!this.closed) {
+			if (!this.connected && this.instances.joined()) {
+				this.connected = true;
+				tell(null);
+			}
+			PGNotification[] notifications = pg.getNotifications((int) WAIT.toMillis());
+			if (notifications != null) {
+				for (PGNotification notification : notifications) {
+					if (!this.instances.receive(listening, notification.getParameter())) {
+						receive(notification.getParameter());
+					}
+				}
+			}
+			// a connection cut without a word (a half-open socket) shows itself only when used
+			if (System.nanoTime() - checked > (this.connected ? this.checkEvery : JOIN_CHECK_EVERY).toNanos()) {
+				this.instances.check(listening);
+				checked = System.nanoTime();
+			}
 		}
 	}
 

@@ -1,6 +1,12 @@
 package dev.a2.store.postgres;
 
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -10,44 +16,52 @@ import dev.a2.live.SessionChange;
 import dev.a2.test.TestPostgres;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.postgresql.PGConnection;
+import org.postgresql.PGNotification;
 
 import org.springframework.jdbc.core.simple.JdbcClient;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-/** LISTEN/NOTIFY between two instances, and the listener coming back by itself when its connection dies. */
+/**
+ * LISTEN/NOTIFY between instances: a change heard on the others, the listener coming back by itself
+ * when its connection dies, and no notice sent while no other instance listens.
+ */
 class PostgresSessionChangesIntegrationTests {
 
-	private final HikariDataSource dataSource = TestPostgres.newSchemaDataSource("session_changes_pg", 6);
+	private static final Duration WAIT = Duration.ofSeconds(10);
 
-	private final PostgresSessionChanges here = new PostgresSessionChanges(this.dataSource);
+	private final HikariDataSource dataSource = TestPostgres.newSchemaDataSource("session_changes_pg", 8);
 
-	private final PostgresSessionChanges there = new PostgresSessionChanges(this.dataSource);
+	private final List<AutoCloseable> started = new ArrayList<>();
 
 	private final List<SessionChange> heard = new CopyOnWriteArrayList<>();
 
 	private final AtomicInteger resyncs = new AtomicInteger();
 
 	@AfterEach
-	void close() {
-		this.here.close();
-		this.there.close();
+	void close() throws Exception {
+		for (int i = this.started.size() - 1; i >= 0; i--) {
+			this.started.get(i).close();
+		}
 		this.dataSource.close();
 	}
 
 	@Test
 	void aChangePublishedOnOneInstanceIsHeardOnTheOtherAndOnItselfOnce() {
+		PostgresSessionChanges here = start();
+		PostgresSessionChanges there = start();
 		List<SessionChange> own = new CopyOnWriteArrayList<>();
-		listen();
-		this.here.listen((change) -> {
+		listen(there);
+		here.listen((change) -> {
 			if (change != null) {
 				own.add(change);
 			}
 		});
-		awaitConnected();
-		this.here.publish(SessionChange.Kind.WORK, "chat", "room:1~a");
-		await().atMost(Duration.ofSeconds(10)).until(() -> !this.heard.isEmpty());
+		awaitConnected(here, there);
+		here.publish(SessionChange.Kind.WORK, "chat", "room:1~a");
+		await().atMost(WAIT).until(() -> !this.heard.isEmpty());
 		assertThat(this.heard).containsExactly(new SessionChange(SessionChange.Kind.WORK, "chat", "room:1~a", false));
 		assertThat(own).containsExactly(new SessionChange(SessionChange.Kind.WORK, "chat", "room:1~a", true));
 	}
@@ -61,10 +75,11 @@ class PostgresSessionChangesIntegrationTests {
 			manual.setAutoCommit(false);
 			PostgresSessionChanges sender = new PostgresSessionChanges(manual);
 			try {
-				listen();
-				await().atMost(Duration.ofSeconds(10)).until(() -> sender.connected() && this.there.connected());
+				PostgresSessionChanges there = start();
+				listen(there);
+				awaitConnected(sender, there);
 				sender.publish(SessionChange.Kind.EVENTS, "chat", "from-manual");
-				await().atMost(Duration.ofSeconds(10))
+				await().atMost(WAIT)
 					.until(() -> this.heard.contains(new SessionChange(SessionChange.Kind.EVENTS, "chat", "from-manual", false)));
 			}
 			finally {
@@ -75,22 +90,116 @@ class PostgresSessionChangesIntegrationTests {
 
 	@Test
 	void theListenerComesBackAfterItsConnectionIsKilledAndSaysChangesMayHaveBeenMissed() {
-		listen();
-		awaitConnected();
+		PostgresSessionChanges here = start();
+		PostgresSessionChanges there = start();
+		listen(there);
+		awaitConnected(here, there);
 		int before = this.resyncs.get();
+		// the listening connections of this schema's instances: they hold its listeners' locks
 		JdbcClient.create(this.dataSource)
-			.sql("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query = 'LISTEN "
-					+ PostgresSessionChanges.CHANNEL + "' AND pid <> pg_backend_pid()")
+			.sql("SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory' AND objsubid = 2 "
+					+ "AND classid = " + ListeningInstances.SPACE + "::bigint::oid")
 			.query((rs) -> {
 			});
 		// lost (readers are told to read everything again), then back (told again)
-		await().atMost(Duration.ofSeconds(20)).until(() -> this.resyncs.get() >= before + 2 && this.there.connected());
-		this.here.publish(SessionChange.Kind.EVENTS, "chat", "after-restart");
-		await().atMost(Duration.ofSeconds(10)).until(() -> this.heard.stream().anyMatch((c) -> c.session().equals("after-restart")));
+		await().atMost(Duration.ofSeconds(20)).until(() -> this.resyncs.get() >= before + 2 && there.connected());
+		await().atMost(WAIT).until(here::connected);
+		here.publish(SessionChange.Kind.EVENTS, "chat", "after-restart");
+		await().atMost(WAIT).until(() -> this.heard.stream().anyMatch((c) -> c.session().equals("after-restart")));
 	}
 
-	private void listen() {
-		this.there.listen((change) -> {
+	@Test
+	void aLoneInstanceSendsNoNoticesUntilAnotherSaysHello() throws Exception {
+		try (Channel channel = new Channel()) {
+			PostgresSessionChanges here = start();
+			await().atMost(WAIT).until(here::connected);
+			here.publish(SessionChange.Kind.EVENTS, "chat", "nobody-else-listens");
+			PostgresSessionChanges there = start();
+			listen(there);
+			awaitConnected(here, there);
+			here.publish(SessionChange.Kind.EVENTS, "chat", "another-listens");
+			// one thread sends the notices, in order: the first would have come first
+			assertThat(channel.nextChange("nobody-else-listens", "another-listens")).endsWith("/chat/another-listens");
+			await().atMost(WAIT).until(() -> this.heard.contains(
+					new SessionChange(SessionChange.Kind.EVENTS, "chat", "another-listens", false)));
+		}
+	}
+
+	@Test
+	void anInstanceLeftAloneStopsSendingNotices() throws Exception {
+		try (Channel channel = new Channel()) {
+			PostgresSessionChanges here = start(Duration.ofMillis(100));
+			PostgresSessionChanges there = start();
+			awaitConnected(here, there);
+			assertThat(here.othersListen()).isTrue();
+			there.close();
+			await().atMost(WAIT).until(() -> !here.othersListen());
+			here.publish(SessionChange.Kind.EVENTS, "chat", "left-alone");
+			PostgresSessionChanges third = start();
+			awaitConnected(here, third);
+			here.publish(SessionChange.Kind.EVENTS, "chat", "joined-again");
+			assertThat(channel.nextChange("left-alone", "joined-again")).endsWith("/chat/joined-again");
+		}
+	}
+
+	@Test
+	void aNewcomerIsConnectedOnlyOnceEveryInstanceListeningBeforeItHasAnswered() throws Exception {
+		try (Channel peer = new Channel()) {
+			int peerId = 42;
+			int space = peer.lockAsListener(peerId);
+			PostgresSessionChanges newcomer = start();
+			String hello = peer.next((notice) -> notice.startsWith("h/" + space + "/"));
+			// the peer has not answered: the newcomer's readers keep polling
+			assertThat(newcomer.connected()).isFalse();
+			assertThat(newcomer.othersListen()).isTrue();
+			peer.say("a/" + space + "/" + peerId + "/" + hello.substring(hello.lastIndexOf('/') + 1));
+			await().atMost(WAIT).until(newcomer::connected);
+		}
+	}
+
+	@Test
+	void aNewcomerDoesNotWaitForAnInstanceThatStoppedListeningWithoutAnswering() throws Exception {
+		Channel peer = new Channel();
+		try {
+			int space = peer.lockAsListener(7);
+			PostgresSessionChanges newcomer = start();
+			peer.next((notice) -> notice.startsWith("h/" + space + "/"));
+			assertThat(newcomer.connected()).isFalse();
+			peer.close();
+			await().atMost(WAIT).until(newcomer::connected);
+			assertThat(newcomer.othersListen()).isFalse();
+		}
+		finally {
+			peer.close();
+		}
+	}
+
+	@Test
+	void aHelloFromAnotherSchemaIsNotAnswered() throws Exception {
+		try (Channel peer = new Channel()) {
+			PostgresSessionChanges here = start();
+			await().atMost(WAIT).until(here::connected);
+			int space = peer.space();
+			peer.say("h/1/98");
+			peer.say("h/" + space + "/99");
+			// answered in order: an answer to the first hello would come first
+			assertThat(peer.next((notice) -> notice.startsWith("a/" + space + "/"))).endsWith("/99");
+			assertThat(here.othersListen()).isTrue();
+		}
+	}
+
+	private PostgresSessionChanges start() {
+		return start(Duration.ofSeconds(10));
+	}
+
+	private PostgresSessionChanges start(Duration checkEvery) {
+		PostgresSessionChanges changes = new PostgresSessionChanges(this.dataSource, checkEvery);
+		this.started.add(changes);
+		return changes;
+	}
+
+	private void listen(PostgresSessionChanges changes) {
+		changes.listen((change) -> {
 			if (change == null) {
 				this.resyncs.incrementAndGet();
 			}
@@ -100,8 +209,85 @@ class PostgresSessionChangesIntegrationTests {
 		});
 	}
 
-	private void awaitConnected() {
-		await().atMost(Duration.ofSeconds(10)).until(() -> this.here.connected() && this.there.connected());
+	private static void awaitConnected(PostgresSessionChanges... instances) {
+		await().atMost(WAIT).until(() -> List.of(instances).stream().allMatch(PostgresSessionChanges::connected));
+	}
+
+	/** A plain connection on the channel: what any instance would hear, or say. */
+	private final class Channel implements AutoCloseable {
+
+		private final Connection connection;
+
+		private final List<String> received = new ArrayList<>();
+
+		Channel() throws SQLException {
+			this.connection = PostgresSessionChangesIntegrationTests.this.dataSource.getConnection();
+			try (Statement statement = this.connection.createStatement()) {
+				statement.execute("LISTEN " + PostgresSessionChanges.CHANNEL);
+			}
+		}
+
+		int space() throws SQLException {
+			try (Statement statement = this.connection.createStatement();
+					ResultSet rs = statement.executeQuery("SELECT " + ListeningInstances.SPACE)) {
+				rs.next();
+				return rs.getInt(1);
+			}
+		}
+
+		/** Holds the lock an instance that listens holds, as an instance that never answers would. */
+		int lockAsListener(int id) throws SQLException {
+			int space = space();
+			try (PreparedStatement lock = this.connection.prepareStatement("SELECT pg_advisory_lock(?, ?)")) {
+				lock.setInt(1, space);
+				lock.setInt(2, id);
+				lock.execute();
+			}
+			return space;
+		}
+
+		void say(String notice) throws SQLException {
+			try (PreparedStatement statement = this.connection.prepareStatement("SELECT pg_notify(?, ?)")) {
+				statement.setString(1, PostgresSessionChanges.CHANNEL);
+				statement.setString(2, notice);
+				statement.execute();
+			}
+		}
+
+		/** The next notice of a change of one of these sessions of contract {@code chat}. */
+		String nextChange(String... sessions) throws SQLException {
+			return next((notice) -> List.of(sessions).stream().anyMatch((session) -> notice.endsWith("/chat/" + session)));
+		}
+
+		String next(java.util.function.Predicate<String> wanted) throws SQLException {
+			long deadline = System.nanoTime() + WAIT.toNanos();
+			while (System.nanoTime() < deadline) {
+				while (!this.received.isEmpty()) {
+					String notice = this.received.remove(0);
+					if (wanted.test(notice)) {
+						return notice;
+					}
+				}
+				PGNotification[] notifications = this.connection.unwrap(PGConnection.class).getNotifications(100);
+				if (notifications != null) {
+					for (PGNotification notification : notifications) {
+						this.received.add(notification.getParameter());
+					}
+				}
+			}
+			throw new AssertionError("no such notice within " + WAIT + "; heard " + this.received);
+		}
+
+		@Override
+		public void close() throws SQLException {
+			if (!this.connection.isClosed()) {
+				try (Statement statement = this.connection.createStatement()) {
+					statement.execute("UNLISTEN *; SELECT pg_advisory_unlock_all()");
+				}
+				this.connection.close();
+			}
+		}
+
 	}
 
 }
