@@ -38,9 +38,10 @@ import org.springframework.http.codec.ServerSentEvent;
 import org.springframework.web.reactive.function.client.WebClient;
 
 /**
- * A2's endpoints on two running instances of one application on the benchmark's database: pushes
- * over HTTP beside direct appends in the same server, push-to-delivery latency on a stream of the
- * other instance, and many SSE subscribers.
+ * A2's endpoints on running instances of one application on the benchmark's database: pushes over
+ * HTTP beside a hand-written route on one instance, then, with a second instance listening, the
+ * same pushes, pushes beside direct appends in the same server, push-to-delivery latency on a
+ * stream of the other instance, and many SSE subscribers.
  */
 final class WebBenchmarks {
 
@@ -67,29 +68,42 @@ final class WebBenchmarks {
 			.maxConnections(2_000)
 			.pendingAcquireMaxCount(-1)
 			.build();
-		try (ConfigurableApplicationContext a = start(); ConfigurableApplicationContext b = start()) {
-			WebClient clientA = client(a, connections);
-			WebClient clientB = client(b, connections);
-			A2Server server = a.getBean(A2Server.class);
-			pushBesideBaseline(table, port(a), postgresPort(this.jdbcUrl));
-			table.row("push over HTTP, 1 event per request, keep-alive (events/s) [baseline: session.append in the same server]",
-					Benchmarks.compare((stop, w) -> pushes(port(a), "push-" + this.sessions.incrementAndGet(), stop),
-							(stop, w) -> appends(server.session("bench", "append-" + this.sessions.incrementAndGet()), stop)));
-			table.row("push on instance A to delivery on a stream of instance B, 200 pushes/s (p50 / p99 ms)",
-					latency(clientA, clientB));
-			table.row("1,000 SSE subscribers on 100 sessions, 4 writers (events delivered/s) [baseline: pushed × 10]",
-					fanOut(clientA, clientB));
+		try (ConfigurableApplicationContext a = start()) {
+			// a single instance sends no notices to others (nobody listens): what one server pays
+			pushBesideBaseline(table, port(a), postgresPort(this.jdbcUrl),
+					System.getProperty("a2.bench.push.connections", "4,16,64,256"), ", one instance");
+			try (ConfigurableApplicationContext b = start()) {
+				runWithTwoInstances(table, a, b, connections);
+			}
 		}
 		finally {
 			connections.dispose();
 		}
 	}
 
+	private void runWithTwoInstances(Table table, ConfigurableApplicationContext a, ConfigurableApplicationContext b,
+			ConnectionProvider connections) throws Exception {
+		WebClient clientA = client(a, connections);
+		WebClient clientB = client(b, connections);
+		A2Server server = a.getBean(A2Server.class);
+		// the other instance listens, so every push is told to it as well
+		pushBesideBaseline(table, port(a), postgresPort(this.jdbcUrl),
+				System.getProperty("a2.bench.push.connections.two-instances", "4,64"), ", a second instance listening");
+		table.row("push over HTTP, 1 event per request, keep-alive (events/s) [baseline: session.append in the same server]",
+				Benchmarks.compare((stop, w) -> pushes(port(a), "push-" + this.sessions.incrementAndGet(), stop),
+						(stop, w) -> appends(server.session("bench", "append-" + this.sessions.incrementAndGet()), stop)));
+		table.row("push on instance A to delivery on a stream of instance B, 200 pushes/s (p50 / p99 ms)",
+				latency(clientA, clientB));
+		table.row("1,000 SSE subscribers on 100 sessions, 4 writers (events delivered/s) [baseline: pushed × 10]",
+				fanOut(clientA, clientB));
+	}
+
 	/**
 	 * A2's push beside the hand-written route ({@link BaselinePush}) in the same server, at each number
 	 * of connections: a warm-up of each, then rounds A2, baseline, baseline, A2 (the mean of each side).
 	 */
-	private static void pushBesideBaseline(Table table, int port, int postgresPort) throws Exception {
+	private static void pushBesideBaseline(Table table, int port, int postgresPort, String settings, String instances)
+			throws Exception {
 		int seconds = Integer.getInteger("a2.bench.push.seconds", 10);
 		int rounds = Integer.getInteger("a2.bench.push.rounds", 2);
 		PushLoad load = new PushLoad(port, PUSH_SESSIONS, postgresPort);
@@ -97,7 +111,7 @@ final class WebBenchmarks {
 				+ seconds + " s runs, " + rounds + " rounds");
 		String a2 = "/a2/bench/sessions/%s/events";
 		String baseline = BaselinePush.PATH.replace("{session}", "%s");
-		for (String setting : System.getProperty("a2.bench.push.connections", "4,16,64,256").split(",")) {
+		for (String setting : settings.split(",")) {
 			int connections = Integer.parseInt(setting.trim());
 			warmUp(load, connections, a2, baseline);
 			List<PushLoad.Result> a2Results = new ArrayList<>();
@@ -110,7 +124,7 @@ final class WebBenchmarks {
 			double a2P50 = mean(a2Results, PushLoad.Result::p50Millis);
 			double baselineP50 = mean(baselineResults, PushLoad.Result::p50Millis);
 			table.row("push over HTTP (" + load.tool() + "), " + connections + " connections, " + PUSH_SESSIONS
-					+ " sessions (pushes/s) [baseline: hand-written WebFlux route, JdbcClient insert in auto-commit]",
+					+ " sessions" + instances + " (pushes/s) [baseline: hand-written WebFlux route, JdbcClient insert in auto-commit]",
 					new double[] { mean(a2Results, PushLoad.Result::rate), mean(baselineResults, PushLoad.Result::rate) });
 			table.row("  the same, p50 / p99 latency (ms) [ratio: baseline's p50 over A2's]",
 					String.format(Locale.ROOT, "%.2f / %.2f", a2P50, mean(a2Results, PushLoad.Result::p99Millis)),
