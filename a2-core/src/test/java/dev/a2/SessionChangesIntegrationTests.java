@@ -1,8 +1,10 @@
 package dev.a2;
 
+import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
@@ -12,6 +14,8 @@ import java.util.stream.LongStream;
 
 import dev.a2.TestContracts.Note;
 import dev.a2.live.FeedItem;
+import dev.a2.live.PresenceFeeds;
+import dev.a2.live.PresenceUpdate;
 import dev.a2.live.SessionChanges;
 import dev.a2.live.SessionFeeds;
 import dev.a2.store.postgres.PostgresSessionChanges;
@@ -117,6 +121,28 @@ class SessionChangesIntegrationTests {
 		assertThat(types).containsExactly("message.sent", "note");
 		assertThat(watching.session("chat", session.id()).history(0, 10).events().get(1).payload(Note.class).text())
 			.isEqualTo("echo of 1");
+	}
+
+	@Test
+	void presenceWrittenThroughAnotherInstanceReachesAPresenceFeedAtOnce() {
+		A2Server writing = server(false);
+		A2Server watching = server(false);
+		Scheduler scheduler = Schedulers.newBoundedElastic(4, 100, "presence");
+		this.closing.add(scheduler::dispose);
+		// a check of an hour: only a told change can wake this feed
+		PresenceFeeds feeds = new PresenceFeeds(watching.changes(),
+				(contract, id) -> watching.session(contract, id).presence(), scheduler, Duration.ofHours(1),
+				Clock.systemUTC());
+		this.closing.add(feeds);
+		String id = A2TestSupport.newSessionId();
+		List<PresenceUpdate> updates = new CopyOnWriteArrayList<>();
+		Disposable feed = feeds.presence("chat", id).subscribe(updates::add);
+		this.closing.add(feed::dispose);
+		await().atMost(SOONER).until(() -> !updates.isEmpty());
+		writing.session("chat", id).presence(PresenceWrite.of("ann", Map.of("typing", true)));
+		await().atMost(SOONER).until(() -> updates.size() == 2);
+		assertThat(updates.get(1)).isInstanceOfSatisfying(PresenceUpdate.Patches.class,
+				(patches) -> assertThat(patches.patches()).extracting(PresencePatch::participant).containsExactly("ann"));
 	}
 
 	@Test

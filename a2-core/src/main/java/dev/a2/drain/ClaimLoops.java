@@ -293,6 +293,7 @@ final class ClaimLoops {
 			this.running.remove(claim.token());
 			return false;
 		}
+		run.follow(this.host.changes());
 		try {
 			this.runs.execute(() -> run(run));
 			this.finisher.signal();
@@ -300,6 +301,7 @@ final class ClaimLoops {
 		}
 		catch (RejectedExecutionException ex) {
 			this.running.remove(claim.token());
+			run.unfollow();
 			return false;
 		}
 	}

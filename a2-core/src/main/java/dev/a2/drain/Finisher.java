@@ -144,7 +144,10 @@ final class Finisher {
 			catch (RuntimeException ex) {
 				// the claims lapse and other attempts take over: at least once, never lost
 				logger.warn("Could not record " + batch.size() + " finished consumer attempt(s); they will run again", ex);
-				batch.forEach((d) -> this.running.remove(d.run().claim.token()));
+				batch.forEach((d) -> {
+					this.running.remove(d.run().claim.token());
+					d.run().unfollow();
+				});
 				this.unwritten.addAndGet(-batch.size());
 				signal();
 			}
@@ -166,6 +169,7 @@ final class Finisher {
 		for (Running.Done d : batch) {
 			Running run = d.run();
 			this.running.remove(run.claim.token());
+			run.unfollow();
 			SessionRef session = new SessionRef(run.claim.contract(), run.claim.session());
 			if (d.finish() != null && !accepted.contains(run.claim.token())) {
 				this.host.abort(run.signal, new A2Exception(ErrorCode.SUPERSEDED_ATTEMPT,

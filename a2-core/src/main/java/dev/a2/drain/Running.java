@@ -3,6 +3,7 @@ package dev.a2.drain;
 import dev.a2.AbortSignal;
 import dev.a2.Consumer;
 import dev.a2.Event;
+import dev.a2.live.SessionChanges;
 import dev.a2.store.Claim;
 import dev.a2.store.Finish;
 import org.jspecify.annotations.Nullable;
@@ -40,6 +41,12 @@ final class Running {
 	/** The instance identity the claim was made under ({@code null}: none, its lease alone holds it). */
 	final @Nullable Integer owner;
 
+	/**
+	 * Ends the run's follow of its session: a run that abortOn events stop follows it, so that other
+	 * instances tell it their events at once.
+	 */
+	private volatile @Nullable AutoCloseable following;
+
 	Running(Claim claim, @Nullable Consumer consumer, AbortSignal signal) {
 		this(claim, consumer, signal, null);
 	}
@@ -49,6 +56,27 @@ final class Running {
 		this.consumer = consumer;
 		this.signal = signal;
 		this.owner = owner;
+	}
+
+	/** Follows the run's session while it runs if its consumer has abortOn events. */
+	void follow(SessionChanges changes) {
+		if (this.consumer != null && !this.consumer.abortOn().isEmpty()) {
+			this.following = changes.follow(this.claim.contract(), this.claim.session());
+		}
+	}
+
+	/** Ends the follow, once the run is no longer running here. */
+	void unfollow() {
+		AutoCloseable following = this.following;
+		if (following != null) {
+			this.following = null;
+			try {
+				following.close();
+			}
+			catch (Exception ex) {
+				// nothing to release
+			}
+		}
 	}
 
 	/** The event of the session that aborted a run: an abortOn event, or a clear marker. */

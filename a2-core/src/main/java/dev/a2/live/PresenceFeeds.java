@@ -33,7 +33,7 @@ public final class PresenceFeeds implements AutoCloseable {
 
 	private final Clock clock;
 
-	private final SharedFeeds<Feed> feeds = new SharedFeeds<>(Feed::new);
+	private final SharedFeeds<Feed> feeds;
 
 	private final AutoCloseable listening;
 
@@ -48,6 +48,7 @@ public final class PresenceFeeds implements AutoCloseable {
 		this.reader = reader;
 		this.scheduler = scheduler;
 		this.clock = clock;
+		this.feeds = new SharedFeeds<>(Feed::new, changes);
 		this.listening = changes.listen(this::changed);
 		this.checks = Flux.interval(check, check, scheduler).subscribe((tick) -> this.feeds.all().forEach(Feed::wake));
 	}

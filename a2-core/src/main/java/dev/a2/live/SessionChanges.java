@@ -9,8 +9,25 @@ import java.util.function.Consumer;
  */
 public interface SessionChanges extends AutoCloseable {
 
-	/** Tells every listener, here and on other instances, that the session changed. */
+	/**
+	 * Tells this instance's listeners that the session changed, and other instances' listeners as
+	 * soon as it can: of {@link SessionChange.Kind#WORK work} and {@link SessionChange.Kind#CLEARED
+	 * clears} every instance, of events and presence at least the instances that
+	 * {@link #follow follow} the session.
+	 */
 	void publish(SessionChange.Kind kind, String contract, String session);
+
+	/**
+	 * Says that this instance follows a session (it has readers of it, or runs that its events can
+	 * abort), until the answer is closed; follows of one session add up. Other instances then tell
+	 * it the session's events and presence, and tell it once that the session changed when they
+	 * start to: changes made before that are read then. An implementation that tells every change
+	 * to every instance need not count them.
+	 */
+	default AutoCloseable follow(String contract, String session) {
+		return () -> {
+		};
+	}
 
 	/**
 	 * Listens to every change until the answer is closed. Besides the changes, a listener is told

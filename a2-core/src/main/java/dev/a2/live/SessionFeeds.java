@@ -43,7 +43,7 @@ public final class SessionFeeds implements AutoCloseable {
 
 	private final Scheduler scheduler;
 
-	private final SharedFeeds<Feed> feeds = new SharedFeeds<>(Feed::new);
+	private final SharedFeeds<Feed> feeds;
 
 	private final AtomicLong buffered = new AtomicLong();
 
@@ -61,6 +61,7 @@ public final class SessionFeeds implements AutoCloseable {
 	public SessionFeeds(EventStore store, SessionChanges changes, Scheduler scheduler, Duration poll) {
 		this.store = store;
 		this.scheduler = scheduler;
+		this.feeds = new SharedFeeds<>(Feed::new, changes);
 		this.listening = changes.listen(this::changed);
 		long[] ticks = { 0 };
 		this.poll = Flux.interval(poll, poll, scheduler).subscribe((tick) -> {

@@ -14,7 +14,8 @@ import reactor.core.scheduler.Scheduler;
 
 /**
  * The feeds of the sessions this instance's subscribers follow, one per session, shared by its
- * subscribers and dropped with the last of them.
+ * subscribers and dropped with the last of them. A feed follows its session ({@link SessionChanges#follow})
+ * while it lives.
  */
 final class SharedFeeds<F extends SharedFeeds.Feed> {
 
@@ -35,6 +36,10 @@ final class SharedFeeds<F extends SharedFeeds.Feed> {
 		int subscribers;
 
 		boolean closed;
+
+		/** Ends the feed's follow of its session. */
+		AutoCloseable following = () -> {
+		};
 
 		private boolean reading;
 
@@ -90,8 +95,12 @@ final class SharedFeeds<F extends SharedFeeds.Feed> {
 
 	private final Function<Key, F> create;
 
-	SharedFeeds(Function<Key, F> create) {
-		this.create = create;
+	SharedFeeds(Function<Key, F> create, SessionChanges changes) {
+		this.create = (key) -> {
+			F feed = create.apply(key);
+			feed.following = changes.follow(key.contract(), key.session());
+			return feed;
+		};
 	}
 
 	/** The session's feed, counting one more subscriber. */
@@ -116,6 +125,7 @@ final class SharedFeeds<F extends SharedFeeds.Feed> {
 			feed.closed = true;
 		}
 		this.feeds.remove(feed.key, feed);
+		closeQuietly(feed.following);
 	}
 
 	@Nullable F get(String contract, String session) {

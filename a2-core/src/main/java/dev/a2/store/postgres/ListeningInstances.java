@@ -6,25 +6,31 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.HashSet;
+import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadLocalRandom;
 
 /**
- * Which other instances listen for session changes, so that an instance with none to tell sends no
- * notices: a single instance then pays nothing for them (at 4 pushes at once they were a fifth of
- * the CPU each push took, the database's and the JVM's).
+ * The other instances that listen for session changes, and the sessions they follow: an instance
+ * tells another only what it follows, and one with nobody to tell sends nothing. At 4 pushes at once
+ * the notices were a fifth of the CPU each push took, the database's and the JVM's.
  * <p>
  * Each listening connection holds an advisory lock of the schema's listeners, keyed by a random id,
  * for as long as it listens; PostgreSQL releases it when the connection ends, so {@code pg_locks}
- * shows who listens. An instance that starts listening reads who held such a lock before it, says
- * hello ({@code h/<space>/<id>}), and counts as connected only once each of them answered
- * ({@code a/<space>/<id>/<to>}): an instance answers after it has begun to send its notices, so no
- * change made after the newcomer's first reads goes untold. An instance that found nobody, or finds
- * nobody at a later check, stops sending until the next hello. One that dies without answering is
- * waited for until its lock is gone; meanwhile the newcomer's readers poll, as they do while the
- * connection is down.
+ * shows who listens. An instance that starts listening reads who held such a lock before it and says
+ * hello ({@code h/<space>/<id>}). Each of them answers with the sessions it follows
+ * ({@code f/<space>/<id>/<contract>/<session>}) and then an answer ({@code a/<space>/<id>/<to>}),
+ * after it has begun to tell the newcomer its changes; the newcomer counts as connected once all
+ * have answered, and tells every change until then. Follows and their ends
+ * ({@code u/<space>/<id>/<contract>/<session>}) travel in order with the follower's other notices; an
+ * instance that learns of a follow tells the follower once that the session changed, for what it
+ * changed before. An instance that dies without answering is waited for until its lock is gone
+ * (meanwhile the newcomer's readers poll, as they do while the connection is down), and its follows
+ * are dropped then.
  * <p>
- * Used by the listening thread alone, but for {@link #othersListen()}, which the publishers read.
+ * Used by the listening thread, but for {@link #othersListen()} and {@link #followedElsewhere},
+ * which the publishers read, and {@link #id()}, which the notifier reads.
  */
 final class ListeningInstances {
 
@@ -41,19 +47,51 @@ final class ListeningInstances {
 
 	private static final String SAY = "SELECT pg_notify('" + PostgresSessionChanges.CHANNEL + "', ?)";
 
+	/** What the instance says to the others, in order with its notices of changes. */
+	interface Outbox {
+
+		/** Sends the sessions this instance follows, then the answer to the hello of {@code to}. */
+		void answer(int to);
+
+		/** Tells the others that the session changed: a follower that was not told before reads it. */
+		void changed(String session);
+
+		/** This instance has a new id: what it follows is to be said under it. */
+		void joined();
+
+	}
+
+	private final Outbox outbox;
+
 	/** Set back to {@code true} whenever this instance cannot hear a newcomer's hello. */
 	private volatile boolean othersListen = true;
 
-	private int space;
+	/** Whether the follows of the others are known: until every one answered, they are not. */
+	private volatile boolean informed;
 
-	private int id;
+	private volatile int space;
+
+	/** This connection's id among the listeners; 0 while it has none. */
+	private volatile int id;
 
 	/** The instances that listened before this one and have not answered its hello yet. */
 	private final Set<Integer> awaited = new HashSet<>();
 
+	/** By {@code <contract>/<session>}, the ids of the other instances that follow it. */
+	private final Map<String, Set<Integer>> followers = new ConcurrentHashMap<>();
+
+	ListeningInstances(Outbox outbox) {
+		this.outbox = outbox;
+	}
+
 	/** Whether another instance may listen: while it is not known, the answer is yes. */
 	boolean othersListen() {
 		return this.othersListen;
+	}
+
+	/** Whether another instance may follow the session ({@code <contract>/<session>}). */
+	boolean followedElsewhere(String session) {
+		return this.othersListen && (!this.informed || this.followers.containsKey(session));
 	}
 
 	/** Whether every instance that listened before this one has answered its hello. */
@@ -61,63 +99,102 @@ final class ListeningInstances {
 		return this.awaited.isEmpty();
 	}
 
+	int space() {
+		return this.space;
+	}
+
+	int id() {
+		return this.id;
+	}
+
 	/** On a connection that already listens: takes an id, reads who listens, and says hello to them. */
 	void join(Connection listening) throws SQLException {
 		this.othersListen = true;
+		this.informed = false;
+		this.followers.clear();
 		try (Statement statement = listening.createStatement();
 				ResultSet rs = statement.executeQuery("SELECT " + SPACE)) {
 			rs.next();
 			this.space = rs.getInt(1);
 		}
-		this.id = lock(listening);
+		int id = lock(listening);
 		this.awaited.clear();
 		this.awaited.addAll(others(listening));
+		// what this instance follows goes out under the new id from now on
+		this.id = id;
+		this.outbox.joined();
 		if (this.awaited.isEmpty()) {
 			// an instance that locks after this read finds this one, and says hello
 			this.othersListen = false;
 		}
 		else {
-			say(listening, "h/" + this.space + "/" + this.id);
+			say(listening, "h/" + this.space + "/" + id);
 		}
+		this.informed = this.awaited.isEmpty();
 	}
 
 	/**
-	 * Handles a notice if it is a hello or an answer: {@code false} when it is neither. A hello is
-	 * answered only after this instance has begun to send its notices.
+	 * Handles a notice if it is a hello, an answer, a follow or its end: {@code false} when it is
+	 * none of them.
 	 */
 	boolean receive(Connection listening, String notice) throws SQLException {
-		boolean hello = notice.startsWith("h/");
-		if (!hello && !notice.startsWith("a/")) {
+		char kind = notice.isEmpty() ? ' ' : notice.charAt(0);
+		if (notice.length() < 2 || notice.charAt(1) != '/' || "hafu".indexOf(kind) < 0) {
 			return false;
 		}
-		String[] parts = notice.split("/");
-		if (parts.length != (hello ? 3 : 4) || !parts[1].equals(Integer.toString(this.space))) {
-			// another schema's instances, or a version that says more: not ours to answer
+		// a follow's last part is <contract>/<session>
+		String[] parts = notice.split("/", (kind == 'f' || kind == 'u') ? 4 : -1);
+		if (parts.length != ((kind == 'h') ? 3 : 4) || !parts[1].equals(Integer.toString(this.space))) {
+			// another schema's instances, or a version that says more: not ours
 			return true;
 		}
+		int from;
 		try {
-			int from = Integer.parseInt(parts[2]);
-			if (hello && from != this.id) {
-				this.othersListen = true;
-				say(listening, "a/" + this.space + "/" + this.id + "/" + from);
-			}
-			else if (!hello && Integer.parseInt(parts[3]) == this.id) {
-				this.awaited.remove(from);
-			}
+			from = Integer.parseInt(parts[2]);
 		}
 		catch (NumberFormatException ex) {
-			// not an instance of ours
+			return true;
+		}
+		if (from == this.id) {
+			return true;
+		}
+		switch (kind) {
+			case 'h' -> {
+				this.othersListen = true;
+				this.outbox.answer(from);
+			}
+			case 'a' -> {
+				if (parts[3].equals(Integer.toString(this.id)) && this.awaited.remove(from) && this.awaited.isEmpty()) {
+					this.informed = true;
+				}
+			}
+			case 'f' -> {
+				this.followers.computeIfAbsent(parts[3], (k) -> ConcurrentHashMap.newKeySet()).add(from);
+				// told after the follower is known here: a change before it is read on this notice
+				this.outbox.changed(parts[3]);
+			}
+			default -> this.followers.computeIfPresent(parts[3], (k, ids) -> {
+				ids.remove(from);
+				return ids.isEmpty() ? null : ids;
+			});
 		}
 		return true;
 	}
 
 	/**
-	 * Reads who listens now: an awaited instance that stopped listening is not waited for any more,
-	 * and when nobody else listens this instance stops sending notices.
+	 * Reads who listens now: an instance that stopped listening is not waited for any more and its
+	 * follows are dropped, and when nobody else listens this instance stops sending notices.
 	 */
 	void check(Connection listening) throws SQLException {
 		Set<Integer> others = others(listening);
-		this.awaited.retainAll(others);
+		if (this.awaited.retainAll(others) && this.awaited.isEmpty()) {
+			this.informed = true;
+		}
+		this.followers.replaceAll((session, ids) -> {
+			ids.retainAll(others);
+			return ids;
+		});
+		this.followers.values().removeIf(Set::isEmpty);
 		if (others.isEmpty()) {
 			this.othersListen = false;
 		}
@@ -126,6 +203,8 @@ final class ListeningInstances {
 	/** Stops listening: the lock goes before the connection returns to the pool, where it would stay held. */
 	void leave(Connection listening) {
 		this.othersListen = true;
+		this.informed = false;
+		this.id = 0;
 		try (Statement statement = listening.createStatement()) {
 			statement.execute("UNLISTEN *; SELECT pg_advisory_unlock_all(); RESET application_name");
 		}

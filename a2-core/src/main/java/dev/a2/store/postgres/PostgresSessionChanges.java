@@ -5,9 +5,14 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Map;
+import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.LockSupport;
 
 import javax.sql.DataSource;
@@ -29,9 +34,10 @@ import org.springframework.jdbc.core.JdbcTemplate;
  * One connection per instance listens, on a thread of its own, and comes back by itself when the
  * database goes away. Notifications are sent after the change committed, by a second thread that
  * coalesces what piled up meanwhile into one statement: a {@code NOTIFY} inside the append's own
- * transaction would serialize every commit on PostgreSQL's notify queue lock. None is sent while no
- * other instance listens ({@link ListeningInstances}). A change whose notification is lost (the
- * instance died right after the commit) reaches the others by their poll. A notice reads
+ * transaction would serialize every commit on PostgreSQL's notify queue lock. Events and presence
+ * are told only while another instance follows the session, work and clears while another instance
+ * listens ({@link ListeningInstances}). A change whose notification is lost (the instance died right
+ * after the commit) reaches the others by their poll. A notice reads
  * {@code <kind>/<origin>/<contract>/<session>}; a session id has no {@code /}.
  */
 public final class PostgresSessionChanges extends SessionChangeListeners implements SessionChanges {
@@ -66,6 +72,9 @@ public final class PostgresSessionChanges extends SessionChangeListeners impleme
 
 	private static final Duration WAIT = Duration.ofMillis(500);
 
+	/** How long the notifier waits after a statement of notices failed. */
+	private static final long RETRY_NANOS = Duration.ofMillis(250).toNanos();
+
 	private static final Duration CHECK_EVERY = Duration.ofSeconds(10);
 
 	/** How often an instance that waits for answers to its hello reads again who listens. */
@@ -79,9 +88,53 @@ public final class PostgresSessionChanges extends SessionChangeListeners impleme
 
 	private final String origin = UUID.randomUUID().toString().substring(0, 12);
 
+	/** The notices of changes to send; guards the fields up to {@link #announcedAs} too. */
 	private final LinkedHashSet<String> pending = new LinkedHashSet<>();
 
-	private final ListeningInstances instances = new ListeningInstances();
+	/** By {@code <contract>/<session>}, how many follows this instance has of it. */
+	private final Map<String, Integer> follows = new HashMap<>();
+
+	/** The sessions whose follow began or ended since the others were last told. */
+	private final Set<String> followsChanged = new LinkedHashSet<>();
+
+	/** The sessions the others were told this instance follows, under {@link #announcedAs}. */
+	private final Set<String> announced = new HashSet<>();
+
+	/** The listeners whose hello is to be answered. */
+	private final List<Integer> answers = new ArrayList<>();
+
+	/** The listener id the follows were announced under (0: none). */
+	private int announcedAs;
+
+	private final ListeningInstances instances = new ListeningInstances(new ListeningInstances.Outbox() {
+
+		@Override
+		public void answer(int to) {
+			synchronized (PostgresSessionChanges.this.pending) {
+				PostgresSessionChanges.this.answers.add(to);
+				PostgresSessionChanges.this.pending.notifyAll();
+			}
+		}
+
+		@Override
+		public void joined() {
+			synchronized (PostgresSessionChanges.this.pending) {
+				// the follows go out under the new id
+				PostgresSessionChanges.this.pending.notifyAll();
+			}
+		}
+
+		@Override
+		public void changed(String session) {
+			synchronized (PostgresSessionChanges.this.pending) {
+				// events and presence alike: the follower reads what it follows of the session
+				PostgresSessionChanges.this.pending.add(SessionChange.Kind.EVENTS.code() + "/" + PostgresSessionChanges.this.origin + "/" + session);
+				PostgresSessionChanges.this.pending.add(SessionChange.Kind.PRESENCE.code() + "/" + PostgresSessionChanges.this.origin + "/" + session);
+				PostgresSessionChanges.this.pending.notifyAll();
+			}
+		}
+
+	});
 
 	private final Duration checkEvery;
 
@@ -118,14 +171,55 @@ public final class PostgresSessionChanges extends SessionChangeListeners impleme
 	@Override
 	public void publish(SessionChange.Kind kind, String contract, String session) {
 		tell(new SessionChange(kind, contract, session, true));
-		if (!this.instances.othersListen()) {
-			// read after the change committed: an instance that says hello later reads it itself
+		String key = contract + "/" + session;
+		boolean others = switch (kind) {
+			case WORK, CLEARED -> this.instances.othersListen();
+			case EVENTS, PRESENCE -> this.instances.followedElsewhere(key);
+		};
+		if (!others) {
+			// read after the change committed: an instance that says hello or follows later reads it then
 			return;
 		}
 		synchronized (this.pending) {
-			this.pending.add(kind.code() + "/" + this.origin + "/" + contract + "/" + session);
+			this.pending.add(kind.code() + "/" + this.origin + "/" + key);
 			this.pending.notifyAll();
 		}
+	}
+
+	@Override
+	public AutoCloseable follow(String contract, String session) {
+		String key = contract + "/" + session;
+		synchronized (this.pending) {
+			if (this.follows.merge(key, 1, Integer::sum) == 1) {
+				changedFollow(key);
+			}
+		}
+		AtomicBoolean open = new AtomicBoolean(true);
+		return () -> {
+			if (open.getAndSet(false)) {
+				synchronized (this.pending) {
+					if (this.follows.merge(key, -1, Integer::sum) == 0) {
+						this.follows.remove(key);
+						changedFollow(key);
+					}
+				}
+			}
+		};
+	}
+
+	/** Under the lock: whether follows are to be told (or told again, under a new id). */
+	private boolean followsToSay() {
+		int id = this.instances.id();
+		return id != 0 && (!this.followsChanged.isEmpty() || id != this.announcedAs && !this.follows.isEmpty());
+	}
+
+	/**
+	 * Under the lock: the others are to be told, in order with this instance's other notices (a follow
+	 * that ends before they were told of it is never told).
+	 */
+	private void changedFollow(String key) {
+		this.followsChanged.add(key);
+		this.pending.notifyAll();
 	}
 
 	@Override
@@ -138,14 +232,18 @@ public final class PostgresSessionChanges extends SessionChangeListeners impleme
 		return this.instances.othersListen();
 	}
 
+	/** Whether this instance tells the session's events: another instance may follow it. */
+	boolean followedElsewhere(String contract, String session) {
+		return this.instances.followedElsewhere(contract + "/" + session);
+	}
+
 	private void notifyLoop() {
 		long sent = System.nanoTime() - SPACING_NANOS;
 		while (!this.closed) {
-			List<String> notices = new ArrayList<>();
 			synchronized (this.pending) {
-				while (this.pending.isEmpty() && !this.closed) {
+				while (!this.closed && this.pending.isEmpty() && this.answers.isEmpty() && !followsToSay()) {
 					try {
-						this.pending.wait();
+						this.pending.wait(WAIT.toMillis());
 					}
 					catch (InterruptedException ex) {
 						return;
@@ -157,7 +255,10 @@ public final class PostgresSessionChanges extends SessionChangeListeners impleme
 				// what is published meanwhile goes in the same statement
 				LockSupport.parkNanos(early);
 			}
+			List<String> notices = new ArrayList<>();
+			List<Integer> answered;
 			synchronized (this.pending) {
+				answered = compose(notices);
 				var iterator = this.pending.iterator();
 				while (iterator.hasNext() && notices.size() < MAX_NOTICES) {
 					notices.add(iterator.next());
@@ -172,10 +273,55 @@ public final class PostgresSessionChanges extends SessionChangeListeners impleme
 				send(notices);
 			}
 			catch (RuntimeException ex) {
-				// the other instances find these changes by their poll
+				// the other instances find these changes by their poll; the follows and answers go again
 				logger.debug("Could not notify other instances of " + notices.size() + " changed sessions", ex);
+				synchronized (this.pending) {
+					this.announcedAs = 0;
+					this.answers.addAll(0, answered);
+				}
+				// the database is away: not a statement a millisecond until it is back
+				LockSupport.parkNanos(RETRY_NANOS);
 			}
 		}
+	}
+
+	/**
+	 * Under the lock: adds what this instance says of its follows to {@code notices}, then its
+	 * answers to hellos, each with every session it follows; answers the hellos answered.
+	 */
+	private List<Integer> compose(List<String> notices) {
+		int id = this.instances.id();
+		if (id == 0) {
+			// no id to say them under: they go when the listener has one
+			return List.of();
+		}
+		String from = this.instances.space() + "/" + id + "/";
+		if (id != this.announcedAs) {
+			// a new id (the listener reconnected, or a send failed): the others know none of it
+			this.announced.clear();
+			this.followsChanged.addAll(this.follows.keySet());
+			this.announcedAs = id;
+		}
+		boolean othersListen = this.instances.othersListen();
+		for (String key : this.followsChanged) {
+			boolean following = this.follows.containsKey(key);
+			if (following ? this.announced.add(key) : this.announced.remove(key)) {
+				if (othersListen) {
+					// nobody to tell otherwise: a newcomer hears it in the answer to its hello
+					notices.add((following ? "f/" : "u/") + from + key);
+				}
+			}
+		}
+		this.followsChanged.clear();
+		List<Integer> answered = List.copyOf(this.answers);
+		for (Integer to : answered) {
+			for (String key : this.announced) {
+				notices.add("f/" + from + key);
+			}
+			notices.add("a/" + from + to);
+		}
+		this.answers.clear();
+		return answered;
 	}
 
 	private void send(List<String> notices) {

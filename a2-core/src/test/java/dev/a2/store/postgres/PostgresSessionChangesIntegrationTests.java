@@ -26,7 +26,8 @@ import static org.awaitility.Awaitility.await;
 
 /**
  * LISTEN/NOTIFY between instances: a change heard on the others, the listener coming back by itself
- * when its connection dies, and no notice sent while no other instance listens.
+ * when its connection dies, no notice sent while no other instance listens, and events and presence
+ * told only to the instances that follow the session.
  */
 class PostgresSessionChangesIntegrationTests {
 
@@ -78,9 +79,9 @@ class PostgresSessionChangesIntegrationTests {
 				PostgresSessionChanges there = start();
 				listen(there);
 				awaitConnected(sender, there);
-				sender.publish(SessionChange.Kind.EVENTS, "chat", "from-manual");
+				sender.publish(SessionChange.Kind.WORK, "chat", "from-manual");
 				await().atMost(WAIT)
-					.until(() -> this.heard.contains(new SessionChange(SessionChange.Kind.EVENTS, "chat", "from-manual", false)));
+					.until(() -> this.heard.contains(new SessionChange(SessionChange.Kind.WORK, "chat", "from-manual", false)));
 			}
 			finally {
 				sender.close();
@@ -104,7 +105,7 @@ class PostgresSessionChangesIntegrationTests {
 		// lost (readers are told to read everything again), then back (told again)
 		await().atMost(Duration.ofSeconds(20)).until(() -> this.resyncs.get() >= before + 2 && there.connected());
 		await().atMost(WAIT).until(here::connected);
-		here.publish(SessionChange.Kind.EVENTS, "chat", "after-restart");
+		here.publish(SessionChange.Kind.WORK, "chat", "after-restart");
 		await().atMost(WAIT).until(() -> this.heard.stream().anyMatch((c) -> c.session().equals("after-restart")));
 	}
 
@@ -113,15 +114,15 @@ class PostgresSessionChangesIntegrationTests {
 		try (Channel channel = new Channel()) {
 			PostgresSessionChanges here = start();
 			await().atMost(WAIT).until(here::connected);
-			here.publish(SessionChange.Kind.EVENTS, "chat", "nobody-else-listens");
+			here.publish(SessionChange.Kind.WORK, "chat", "nobody-else-listens");
 			PostgresSessionChanges there = start();
 			listen(there);
 			awaitConnected(here, there);
-			here.publish(SessionChange.Kind.EVENTS, "chat", "another-listens");
+			here.publish(SessionChange.Kind.WORK, "chat", "another-listens");
 			// one thread sends the notices, in order: the first would have come first
 			assertThat(channel.nextChange("nobody-else-listens", "another-listens")).endsWith("/chat/another-listens");
 			await().atMost(WAIT).until(() -> this.heard.contains(
-					new SessionChange(SessionChange.Kind.EVENTS, "chat", "another-listens", false)));
+					new SessionChange(SessionChange.Kind.WORK, "chat", "another-listens", false)));
 		}
 	}
 
@@ -134,10 +135,10 @@ class PostgresSessionChangesIntegrationTests {
 			assertThat(here.othersListen()).isTrue();
 			there.close();
 			await().atMost(WAIT).until(() -> !here.othersListen());
-			here.publish(SessionChange.Kind.EVENTS, "chat", "left-alone");
+			here.publish(SessionChange.Kind.CLEARED, "chat", "left-alone");
 			PostgresSessionChanges third = start();
 			awaitConnected(here, third);
-			here.publish(SessionChange.Kind.EVENTS, "chat", "joined-again");
+			here.publish(SessionChange.Kind.CLEARED, "chat", "joined-again");
 			assertThat(channel.nextChange("left-alone", "joined-again")).endsWith("/chat/joined-again");
 		}
 	}
@@ -186,6 +187,107 @@ class PostgresSessionChangesIntegrationTests {
 			assertThat(peer.next((notice) -> notice.startsWith("a/" + space + "/"))).endsWith("/99");
 			assertThat(here.othersListen()).isTrue();
 		}
+	}
+
+	@Test
+	void eventsAreToldOnlyToTheInstancesThatFollowTheSession() throws Exception {
+		try (Channel channel = new Channel()) {
+			PostgresSessionChanges here = start();
+			PostgresSessionChanges there = start();
+			listen(there);
+			awaitConnected(here, there);
+			here.publish(SessionChange.Kind.EVENTS, "chat", "followed-nowhere");
+			here.publish(SessionChange.Kind.PRESENCE, "chat", "followed-nowhere");
+			try (AutoCloseable following = there.follow("chat", "followed")) {
+				// the first instance learns of the follow and tells it the session changed, for what it missed
+				await().atMost(WAIT).until(() -> this.heard.contains(
+						new SessionChange(SessionChange.Kind.EVENTS, "chat", "followed", false)));
+				this.heard.clear();
+				here.publish(SessionChange.Kind.PRESENCE, "chat", "followed");
+				await().atMost(WAIT).until(() -> this.heard.contains(
+						new SessionChange(SessionChange.Kind.PRESENCE, "chat", "followed", false)));
+			}
+			// one thread sends the first instance's notices, in order: the first would have come first
+			assertThat(channel.nextChange("followed-nowhere", "followed")).endsWith("/chat/followed");
+			// work is told everywhere
+			here.publish(SessionChange.Kind.WORK, "chat", "followed-nowhere");
+			await().atMost(WAIT).until(() -> this.heard.contains(
+					new SessionChange(SessionChange.Kind.WORK, "chat", "followed-nowhere", false)));
+		}
+	}
+
+	@Test
+	void aSessionNoLongerFollowedIsNoLongerTold() throws Exception {
+		try (Channel channel = new Channel()) {
+			PostgresSessionChanges here = start();
+			PostgresSessionChanges there = start();
+			listen(there);
+			awaitConnected(here, there);
+			AutoCloseable twice = there.follow("chat", "dropped");
+			try (AutoCloseable once = there.follow("chat", "dropped")) {
+				awaitTold("dropped");
+			}
+			// follows add up: one is left, and a follow made after the end of the other is learnt after it
+			try (AutoCloseable marker = there.follow("chat", "marker")) {
+				awaitTold("marker");
+			}
+			here.publish(SessionChange.Kind.EVENTS, "chat", "dropped");
+			await().atMost(WAIT).until(() -> this.heard.stream()
+				.filter((change) -> change.equals(new SessionChange(SessionChange.Kind.EVENTS, "chat", "dropped", false)))
+				.count() == 2);
+			twice.close();
+			twice.close();
+			try (AutoCloseable later = there.follow("chat", "later")) {
+				awaitTold("later");
+				assertThat(channel.nextChange("later")).startsWith("e/");
+				assertThat(channel.nextChange("later")).startsWith("p/");
+				here.publish(SessionChange.Kind.EVENTS, "chat", "dropped");
+				here.publish(SessionChange.Kind.EVENTS, "chat", "later");
+				assertThat(channel.nextChange("dropped", "later")).endsWith("/chat/later");
+			}
+		}
+	}
+
+	@Test
+	void aNewcomerLearnsTheFollowsMadeBeforeItStarted() throws Exception {
+		PostgresSessionChanges here = start();
+		listen(here);
+		await().atMost(WAIT).until(here::connected);
+		try (AutoCloseable following = here.follow("chat", "followed-before")) {
+			PostgresSessionChanges newcomer = start();
+			await().atMost(WAIT).until(newcomer::connected);
+			// told once the newcomer learnt of the follow, and for this change: never without the follow
+			newcomer.publish(SessionChange.Kind.EVENTS, "chat", "followed-before");
+			await().atMost(WAIT).until(() -> this.heard.contains(
+					new SessionChange(SessionChange.Kind.EVENTS, "chat", "followed-before", false)));
+			assertThat(newcomer.followedElsewhere("chat", "followed-before")).isTrue();
+			assertThat(newcomer.followedElsewhere("chat", "followed-nowhere")).isFalse();
+		}
+	}
+
+	@Test
+	void theFollowsOfAnInstanceThatStoppedListeningAreDropped() throws Exception {
+		try (Channel channel = new Channel()) {
+			PostgresSessionChanges here = start(Duration.ofMillis(100));
+			PostgresSessionChanges there = start();
+			awaitConnected(here, there);
+			// a listener that stays: the first instance is not left alone, and keeps telling what is followed
+			channel.lockAsListener(7);
+			there.follow("chat", "follower-gone");
+			await().atMost(WAIT).until(() -> here.followedElsewhere("chat", "follower-gone"));
+			// the notices that told the follower the session changed, its events and its presence
+			assertThat(channel.nextChange("follower-gone")).startsWith("e/");
+			assertThat(channel.nextChange("follower-gone")).startsWith("p/");
+			there.close();
+			await().atMost(WAIT).until(() -> !here.followedElsewhere("chat", "follower-gone"));
+			here.publish(SessionChange.Kind.EVENTS, "chat", "follower-gone");
+			here.publish(SessionChange.Kind.WORK, "chat", "marker");
+			assertThat(channel.nextChange("follower-gone", "marker")).endsWith("/chat/marker");
+		}
+	}
+
+	private void awaitTold(String session) {
+		await().atMost(WAIT).until(() -> this.heard.stream().anyMatch((change) -> change.session().equals(session)));
 	}
 
 	private PostgresSessionChanges start() {
@@ -254,9 +356,10 @@ class PostgresSessionChangesIntegrationTests {
 			}
 		}
 
-		/** The next notice of a change of one of these sessions of contract {@code chat}. */
+		/** The next notice of a change (not a hello, an answer or a follow) of one of these sessions of contract {@code chat}. */
 		String nextChange(String... sessions) throws SQLException {
-			return next((notice) -> List.of(sessions).stream().anyMatch((session) -> notice.endsWith("/chat/" + session)));
+			return next((notice) -> "ewcp".indexOf(notice.charAt(0)) >= 0
+					&& List.of(sessions).stream().anyMatch((session) -> notice.endsWith("/chat/" + session)));
 		}
 
 		String next(java.util.function.Predicate<String> wanted) throws SQLException {
