@@ -5,12 +5,8 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashMap;
-import java.util.HashSet;
 import java.util.LinkedHashSet;
 import java.util.List;
-import java.util.Map;
-import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.LockSupport;
@@ -88,30 +84,17 @@ public final class PostgresSessionChanges extends SessionChangeListeners impleme
 
 	private final String origin = UUID.randomUUID().toString().substring(0, 12);
 
-	/** The notices of changes to send; guards the fields up to {@link #announcedAs} too. */
+	/** The notices of changes to send; guards {@link #follows} too, which go out in order with them. */
 	private final LinkedHashSet<String> pending = new LinkedHashSet<>();
 
-	/** By {@code <contract>/<session>}, how many follows this instance has of it. */
-	private final Map<String, Integer> follows = new HashMap<>();
-
-	/** The sessions whose follow began or ended since the others were last told. */
-	private final Set<String> followsChanged = new LinkedHashSet<>();
-
-	/** The sessions the others were told this instance follows, under {@link #announcedAs}. */
-	private final Set<String> announced = new HashSet<>();
-
-	/** The listeners whose hello is to be answered. */
-	private final List<Integer> answers = new ArrayList<>();
-
-	/** The listener id the follows were announced under (0: none). */
-	private int announcedAs;
+	private final OwnFollows follows = new OwnFollows();
 
 	private final ListeningInstances instances = new ListeningInstances(new ListeningInstances.Outbox() {
 
 		@Override
 		public void answer(int to) {
 			synchronized (PostgresSessionChanges.this.pending) {
-				PostgresSessionChanges.this.answers.add(to);
+				PostgresSessionChanges.this.follows.answer(to);
 				PostgresSessionChanges.this.pending.notifyAll();
 			}
 		}
@@ -126,12 +109,9 @@ public final class PostgresSessionChanges extends SessionChangeListeners impleme
 
 		@Override
 		public void changed(String session) {
-			synchronized (PostgresSessionChanges.this.pending) {
-				// events and presence alike: the follower reads what it follows of the session
-				PostgresSessionChanges.this.pending.add(SessionChange.Kind.EVENTS.code() + "/" + PostgresSessionChanges.this.origin + "/" + session);
-				PostgresSessionChanges.this.pending.add(SessionChange.Kind.PRESENCE.code() + "/" + PostgresSessionChanges.this.origin + "/" + session);
-				PostgresSessionChanges.this.pending.notifyAll();
-			}
+			// events and presence alike: the follower reads what it follows of the session
+			pend(SessionChange.Kind.EVENTS, session);
+			pend(SessionChange.Kind.PRESENCE, session);
 		}
 
 	});
@@ -176,12 +156,16 @@ public final class PostgresSessionChanges extends SessionChangeListeners impleme
 			case WORK, CLEARED -> this.instances.othersListen();
 			case EVENTS, PRESENCE -> this.instances.followedElsewhere(key);
 		};
-		if (!others) {
-			// read after the change committed: an instance that says hello or follows later reads it then
-			return;
+		if (others) {
+			pend(kind, key);
 		}
+		// else read after the change committed: an instance that says hello or follows later reads it then
+	}
+
+	/** A notice of a change of the session ({@code <contract>/<session>}) to send. */
+	private void pend(SessionChange.Kind kind, String session) {
 		synchronized (this.pending) {
-			this.pending.add(kind.code() + "/" + this.origin + "/" + key);
+			this.pending.add(kind.code() + "/" + this.origin + "/" + session);
 			this.pending.notifyAll();
 		}
 	}
@@ -190,36 +174,20 @@ public final class PostgresSessionChanges extends SessionChangeListeners impleme
 	public AutoCloseable follow(String contract, String session) {
 		String key = contract + "/" + session;
 		synchronized (this.pending) {
-			if (this.follows.merge(key, 1, Integer::sum) == 1) {
-				changedFollow(key);
+			if (this.follows.add(key)) {
+				this.pending.notifyAll();
 			}
 		}
 		AtomicBoolean open = new AtomicBoolean(true);
 		return () -> {
 			if (open.getAndSet(false)) {
 				synchronized (this.pending) {
-					if (this.follows.merge(key, -1, Integer::sum) == 0) {
-						this.follows.remove(key);
-						changedFollow(key);
+					if (this.follows.remove(key)) {
+						this.pending.notifyAll();
 					}
 				}
 			}
 		};
-	}
-
-	/** Under the lock: whether follows are to be told (or told again, under a new id). */
-	private boolean followsToSay() {
-		int id = this.instances.id();
-		return id != 0 && (!this.followsChanged.isEmpty() || id != this.announcedAs && !this.follows.isEmpty());
-	}
-
-	/**
-	 * Under the lock: the others are to be told, in order with this instance's other notices (a follow
-	 * that ends before they were told of it is never told).
-	 */
-	private void changedFollow(String key) {
-		this.followsChanged.add(key);
-		this.pending.notifyAll();
 	}
 
 	@Override
@@ -241,7 +209,7 @@ public final class PostgresSessionChanges extends SessionChangeListeners impleme
 		long sent = System.nanoTime() - SPACING_NANOS;
 		while (!this.closed) {
 			synchronized (this.pending) {
-				while (!this.closed && this.pending.isEmpty() && this.answers.isEmpty() && !followsToSay()) {
+				while (!this.closed && this.pending.isEmpty() && !this.follows.toSay(this.instances.id())) {
 					try {
 						this.pending.wait(WAIT.toMillis());
 					}
@@ -258,7 +226,8 @@ public final class PostgresSessionChanges extends SessionChangeListeners impleme
 			List<String> notices = new ArrayList<>();
 			List<Integer> answered;
 			synchronized (this.pending) {
-				answered = compose(notices);
+				answered = this.follows.say(this.instances.space(), this.instances.id(), this.instances.othersListen(),
+						notices);
 				var iterator = this.pending.iterator();
 				while (iterator.hasNext() && notices.size() < MAX_NOTICES) {
 					notices.add(iterator.next());
@@ -276,52 +245,12 @@ public final class PostgresSessionChanges extends SessionChangeListeners impleme
 				// the other instances find these changes by their poll; the follows and answers go again
 				logger.debug("Could not notify other instances of " + notices.size() + " changed sessions", ex);
 				synchronized (this.pending) {
-					this.announcedAs = 0;
-					this.answers.addAll(0, answered);
+					this.follows.failed(answered);
 				}
 				// the database is away: not a statement a millisecond until it is back
 				LockSupport.parkNanos(RETRY_NANOS);
 			}
 		}
-	}
-
-	/**
-	 * Under the lock: adds what this instance says of its follows to {@code notices}, then its
-	 * answers to hellos, each with every session it follows; answers the hellos answered.
-	 */
-	private List<Integer> compose(List<String> notices) {
-		int id = this.instances.id();
-		if (id == 0) {
-			// no id to say them under: they go when the listener has one
-			return List.of();
-		}
-		String from = this.instances.space() + "/" + id + "/";
-		if (id != this.announcedAs) {
-			// a new id (the listener reconnected, or a send failed): the others know none of it
-			this.announced.clear();
-			this.followsChanged.addAll(this.follows.keySet());
-			this.announcedAs = id;
-		}
-		boolean othersListen = this.instances.othersListen();
-		for (String key : this.followsChanged) {
-			boolean following = this.follows.containsKey(key);
-			if (following ? this.announced.add(key) : this.announced.remove(key)) {
-				if (othersListen) {
-					// nobody to tell otherwise: a newcomer hears it in the answer to its hello
-					notices.add((following ? "f/" : "u/") + from + key);
-				}
-			}
-		}
-		this.followsChanged.clear();
-		List<Integer> answered = List.copyOf(this.answers);
-		for (Integer to : answered) {
-			for (String key : this.announced) {
-				notices.add("f/" + from + key);
-			}
-			notices.add("a/" + from + to);
-		}
-		this.answers.clear();
-		return answered;
 	}
 
 	private void send(List<String> notices) {

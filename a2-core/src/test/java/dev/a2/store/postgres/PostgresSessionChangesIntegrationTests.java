@@ -95,6 +95,9 @@ class PostgresSessionChangesIntegrationTests {
 		PostgresSessionChanges there = start();
 		listen(there);
 		awaitConnected(here, there);
+		there.follow("chat", "followed-across-restarts");
+		await().atMost(WAIT).until(() -> here.followedElsewhere("chat", "followed-across-restarts")
+				&& !here.followedElsewhere("chat", "followed-nowhere"));
 		int before = this.resyncs.get();
 		// the listening connections of this schema's instances: they hold its listeners' locks
 		JdbcClient.create(this.dataSource)
@@ -107,6 +110,9 @@ class PostgresSessionChangesIntegrationTests {
 		await().atMost(WAIT).until(here::connected);
 		here.publish(SessionChange.Kind.WORK, "chat", "after-restart");
 		await().atMost(WAIT).until(() -> this.heard.stream().anyMatch((c) -> c.session().equals("after-restart")));
+		// the follow is told again under the listener's new id (and not merely assumed, as before an answer)
+		await().atMost(WAIT).until(() -> here.followedElsewhere("chat", "followed-across-restarts")
+				&& !here.followedElsewhere("chat", "followed-nowhere"));
 	}
 
 	@Test
