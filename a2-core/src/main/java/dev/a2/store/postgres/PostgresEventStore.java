@@ -4,6 +4,7 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Types;
 import java.time.Clock;
+import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
 import java.util.ArrayList;
@@ -78,7 +79,7 @@ public final class PostgresEventStore implements EventStore {
 			    FROM head, unnest(:ids, :types, :payloads%3$s) WITH ORDINALITY AS e(id, type, payload%4$s, ord)
 			    RETURNING idx, id, created_at, clear_index
 			)%5$s
-			SELECT idx, id, created_at, clear_index FROM ins""";
+			SELECT idx, created_at, clear_index FROM ins""";
 
 	private static final String CAUSE_COLUMNS = ", cause_consumer, cause_lane, cause_index, cause_attempt";
 
@@ -470,10 +471,21 @@ public final class PostgresEventStore implements EventStore {
 		if (working || function) {
 			bindWork(parameters, events);
 		}
-		PositionalSql statement = function ? APPEND_FUNCTION : APPENDS[(caused ? CAUSES : 0) | (working ? WORKS : 0)];
-		List<StoredEvent> inserted = new ArrayList<>(this.template.query(statement.sql(),
-				(rs, row) -> storedFrom(rs, byId.get(rs.getString("id"))), statement.values(parameters)));
-		inserted.sort(Comparator.comparingLong(StoredEvent::index));
+		if (function) {
+			List<StoredEvent> inserted = new ArrayList<>(this.template.query(APPEND_FUNCTION.sql(),
+					(rs, row) -> storedFrom(rs, byId.get(rs.getString("id"))), APPEND_FUNCTION.values(parameters)));
+			inserted.sort(Comparator.comparingLong(StoredEvent::index));
+			return inserted;
+		}
+		PositionalSql statement = APPENDS[(caused ? CAUSES : 0) | (working ? WORKS : 0)];
+		// the answer has no id (see APPEND_SINGLE): the batch's indexes follow one another in its order
+		List<Inserted> rows = new ArrayList<>(this.template.query(statement.sql(), (rs, row) -> Inserted.from(rs),
+				statement.values(parameters)));
+		rows.sort(Comparator.comparingLong(Inserted::index));
+		List<StoredEvent> inserted = new ArrayList<>(count);
+		for (int i = 0; i < count; i++) {
+			inserted.add(rows.get(i).of(events.get(i)));
+		}
 		return inserted;
 	}
 
@@ -762,8 +774,22 @@ public final class PostgresEventStore implements EventStore {
 
 	/** An event the append statement stored: its index and stamps from the row, the rest as it was sent. */
 	private static StoredEvent storedFrom(ResultSet rs, EventToStore source) throws SQLException {
-		return new StoredEvent(rs.getLong("idx"), source.id(), source.type(), source.payload(),
-				rs.getObject("created_at", OffsetDateTime.class).toInstant(), rs.getInt("clear_index"), source.cause());
+		return Inserted.from(rs).of(source);
+	}
+
+	/** What an append statement answers of a row it inserted; the rest is the event it was given. */
+	private record Inserted(long index, Instant createdAt, int clearIndex) {
+
+		static Inserted from(ResultSet rs) throws SQLException {
+			return new Inserted(rs.getLong("idx"), rs.getObject("created_at", OffsetDateTime.class).toInstant(),
+					rs.getInt("clear_index"));
+		}
+
+		StoredEvent of(EventToStore source) {
+			return new StoredEvent(this.index, source.id(), source.type(), source.payload(), this.createdAt,
+					this.clearIndex, source.cause());
+		}
+
 	}
 
 	private static StoredEvent event(ResultSet rs) throws SQLException {
