@@ -444,7 +444,6 @@ public final class PostgresEventStore implements EventStore {
 		String[] ids = new String[count];
 		String[] types = new String[count];
 		String[] payloads = new String[count];
-		Map<String, EventToStore> byId = new HashMap<>(count * 2);
 		boolean caused = false;
 		boolean working = false;
 		for (int i = 0; i < count; i++) {
@@ -454,7 +453,6 @@ public final class PostgresEventStore implements EventStore {
 			payloads[i] = event.payload();
 			caused |= event.cause() != null;
 			working |= !event.work().isEmpty();
-			byId.put(event.id(), event);
 		}
 		boolean function = this.citus.distributed();
 		MapSqlParameterSource parameters = new MapSqlParameterSource()
@@ -472,6 +470,9 @@ public final class PostgresEventStore implements EventStore {
 			bindWork(parameters, events);
 		}
 		if (function) {
+			// the function answers the ids: its rows are matched to the events by them
+			Map<String, EventToStore> byId = new HashMap<>(count * 2);
+			events.forEach((event) -> byId.put(event.id(), event));
 			List<StoredEvent> inserted = new ArrayList<>(this.template.query(APPEND_FUNCTION.sql(),
 					(rs, row) -> storedFrom(rs, byId.get(rs.getString("id"))), APPEND_FUNCTION.values(parameters)));
 			inserted.sort(Comparator.comparingLong(StoredEvent::index));
