@@ -190,11 +190,10 @@ final class ListeningInstances {
 		if (this.awaited.retainAll(others) && this.awaited.isEmpty()) {
 			this.informed = true;
 		}
-		this.followers.replaceAll((session, ids) -> {
+		this.followers.values().removeIf((ids) -> {
 			ids.retainAll(others);
-			return ids;
+			return ids.isEmpty();
 		});
-		this.followers.values().removeIf(Set::isEmpty);
 		if (others.isEmpty()) {
 			this.othersListen = false;
 		}
