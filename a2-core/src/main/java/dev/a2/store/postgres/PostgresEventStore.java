@@ -8,10 +8,12 @@ import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.TreeSet;
 import java.util.UUID;
 
@@ -134,26 +136,34 @@ public final class PostgresEventStore implements EventStore {
 	 * are locked (or created) in one order, the order in which a consumer's finish locks the sessions
 	 * it appends to, each reserving as many indexes as the round has events for it; an event's index
 	 * is its session's new last index less the number of the session's events after it in the round.
-	 * An id a session has fails the whole statement, and with it the round.
+	 * An id a session has fails the whole statement, and with it the round. It answers a row per
+	 * session, by the session's place in the round, of fixed-size columns only: pgjdbc before 42.7.13
+	 * sends a {@code Sync} and waits for it before a statement whose answer has text, a round trip more
+	 * per round (see {@link #APPEND_SINGLE}).
 	 */
 	private static final String APPEND_ALL_TEMPLATE = """
-			WITH head AS (
+			WITH n AS (
+			    SELECT * FROM unnest(:sessionContracts, :sessionIds, :sessionCounts) WITH ORDINALITY
+			        AS n(contract, session_id, count, place)
+			), head AS (
 			    INSERT INTO a2_session AS s (contract, session_id, last_index)
 			    SELECT n.contract, n.session_id, n.count
-			    FROM unnest(:sessionContracts, :sessionIds, :sessionCounts) AS n(contract, session_id, count)
+			    FROM n
 			    ORDER BY n.contract, n.session_id
 			    ON CONFLICT (contract, session_id) DO UPDATE SET last_index = s.last_index + excluded.last_index
-			    RETURNING s.contract, s.session_id, s.last_index, s.clear_index
+			    RETURNING s.contract, s.session_id, s.last_index, s.clear_index,
+			              coalesce(CAST(:createdAt AS timestamptz), now()) AS created_at
 			), ins AS (
 			    INSERT INTO a2_event (contract, session_id, idx, id, type, payload, created_at, clear_index%1$s)
 			    SELECT e.contract, e.session_id, head.last_index - e.later, e.id, e.type, e.payload::jsonb,
-			           coalesce(CAST(:createdAt AS timestamptz), now()), head.clear_index%2$s
+			           head.created_at, head.clear_index%2$s
 			    FROM unnest(:contracts, :sessions, :laters, :ids, :types, :payloads%3$s)
 			         AS e(contract, session_id, later, id, type, payload%4$s)
 			    JOIN head ON head.contract = e.contract AND head.session_id = e.session_id
-			    RETURNING contract, session_id, idx, id, created_at, clear_index
+			    RETURNING contract, session_id, idx, id
 			)%5$s
-			SELECT contract, session_id, idx, id, created_at, clear_index FROM ins""";
+			SELECT n.place, head.last_index, head.clear_index, head.created_at
+			FROM head JOIN n ON n.contract = head.contract AND n.session_id = head.session_id""";
 
 	/** The work of a round's events; a cursor starts after its session's events before the round's. */
 	private static final String WORK_ALL = """
@@ -515,7 +525,6 @@ public final class PostgresEventStore implements EventStore {
 		List<String> sessionOf = new ArrayList<>();
 		List<Integer> laters = new ArrayList<>();
 		List<Integer> positions = new ArrayList<>();
-		Map<List<String>, Integer> sessionNumbers = new HashMap<>(sessionCount * 2);
 		boolean caused = false;
 		boolean working = false;
 		for (int s = 0; s < sessionCount; s++) {
@@ -524,7 +533,6 @@ public final class PostgresEventStore implements EventStore {
 			sessionIds[s] = session.session();
 			int count = session.events().size();
 			sessionCounts[s] = count;
-			sessionNumbers.put(List.of(session.contract(), session.session()), s);
 			for (int i = 0; i < count; i++) {
 				EventToStore event = session.events().get(i);
 				events.add(event);
@@ -554,25 +562,21 @@ public final class PostgresEventStore implements EventStore {
 			bindWorkAll(parameters, events, contracts, sessionOf, positions);
 		}
 		PositionalSql statement = APPEND_ALLS[(caused ? CAUSES : 0) | (working ? WORKS : 0)];
-		List<Map<String, EventToStore>> sources = new ArrayList<>(sessionCount);
-		List<Map<String, StoredEvent>> stored = new ArrayList<>(sessionCount);
-		for (GroupCommit.SessionEvents session : sessions) {
-			Map<String, EventToStore> byId = new HashMap<>(session.events().size() * 2);
-			session.events().forEach((event) -> byId.put(event.id(), event));
-			sources.add(byId);
-			stored.add(new HashMap<>(session.events().size() * 2));
-		}
+		// a session's events took the indexes up to its new last index, in the order given
+		List<@Nullable List<StoredEvent>> answers = new ArrayList<>(Collections.nCopies(sessionCount, null));
 		this.template.query(statement.sql(), (ResultSet rs) -> {
-			int s = sessionNumbers.get(List.of(rs.getString("contract"), rs.getString("session_id")));
-			EventToStore source = sources.get(s).get(rs.getString("id"));
-			stored.get(s).put(source.id(), storedFrom(rs, source));
+			int s = rs.getInt("place") - 1;
+			long last = rs.getLong("last_index");
+			Instant createdAt = rs.getObject("created_at", OffsetDateTime.class).toInstant();
+			int clearIndex = rs.getInt("clear_index");
+			List<EventToStore> given = sessions.get(s).events();
+			List<StoredEvent> stored = new ArrayList<>(given.size());
+			for (int i = 0; i < given.size(); i++) {
+				stored.add(new Inserted(last - (given.size() - 1 - i), createdAt, clearIndex).of(given.get(i)));
+			}
+			answers.set(s, stored);
 		}, statement.values(parameters));
-		List<List<StoredEvent>> answers = new ArrayList<>(sessionCount);
-		for (int s = 0; s < sessionCount; s++) {
-			Map<String, StoredEvent> byId = stored.get(s);
-			answers.add(sessions.get(s).events().stream().map((event) -> byId.get(event.id())).toList());
-		}
-		return answers;
+		return answers.stream().map(Objects::requireNonNull).toList();
 	}
 
 	private static void bindCauses(MapSqlParameterSource parameters, List<EventToStore> events) {

@@ -2,6 +2,7 @@ package dev.a2.store.postgres;
 
 import java.sql.Connection;
 import java.sql.PreparedStatement;
+import java.time.OffsetDateTime;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
@@ -95,6 +96,48 @@ class GroupCommitIntegrationTests {
 			assertThat(lastIndex(sessions.get(i))).isEqualTo(2);
 		}
 		// one round for all twenty callers, beside the held ones
+		assertThat(this.store.groupCommit().rounds() - before).isEqualTo(1);
+	}
+
+	@Test
+	void aRoundAnswersEachEventAsItWasStored() throws Exception {
+		acrossSessions();
+		// sessions with different pasts: new, with events, cleared; each caller's answer is computed
+		// from its session's row, so it must agree with the rows stored
+		List<String> sessions = IntStream.range(0, 12).mapToObj((i) -> newSession()).toList();
+		for (int i = 0; i < sessions.size(); i++) {
+			String session = sessions.get(i);
+			if (i % 3 > 0) {
+				this.store.append("c", session, events("old-1-" + session, "old-2-" + session, "old-3-" + session));
+			}
+			if (i % 3 == 2) {
+				this.store.clear("c", session, null);
+			}
+		}
+		long before;
+		List<Future<List<StoredEvent>>> answers = new ArrayList<>();
+		try (Held held = holdRounds()) {
+			before = held.rounds();
+			for (int i = 0; i < sessions.size(); i++) {
+				String session = sessions.get(i);
+				answers.add(append(session, IntStream.rangeClosed(1, 1 + i % 4).mapToObj((n) -> n + "-" + session).toArray(String[]::new)));
+			}
+			awaitQueued(sessions.size());
+		}
+		for (int i = 0; i < sessions.size(); i++) {
+			String session = sessions.get(i);
+			List<StoredEvent> stored = answers.get(i).get(30, TimeUnit.SECONDS);
+			assertThat(stored).hasSize(1 + i % 4);
+			assertThat(stored.get(0).index()).isEqualTo((i % 3 == 0) ? 1 : (i % 3 == 1) ? 4 : 5);
+			for (StoredEvent event : stored) {
+				assertThat(event.clearIndex()).isEqualTo((i % 3 == 2) ? 1 : 0);
+				assertThat(this.jdbc.sql("SELECT idx, created_at, clear_index FROM a2_event WHERE session_id = ? AND id = ?")
+					.params(session, event.id())
+					.query((rs, row) -> List.of(rs.getLong("idx"), rs.getObject("created_at", OffsetDateTime.class).toInstant(),
+							rs.getInt("clear_index")))
+					.single()).containsExactly(event.index(), event.createdAt(), event.clearIndex());
+			}
+		}
 		assertThat(this.store.groupCommit().rounds() - before).isEqualTo(1);
 	}
 
