@@ -66,7 +66,10 @@ final class ListeningInstances {
 	/** Set back to {@code true} whenever this instance cannot hear a newcomer's hello. */
 	private volatile boolean othersListen = true;
 
-	/** Whether the follows of the others are known: until every one answered, they are not. */
+	/**
+	 * Whether the follows of the others are known: every instance that listened before this one has
+	 * answered its hello or gone. Set on the listening thread, read by the threads that publish.
+	 */
 	private volatile boolean informed;
 
 	private volatile int space;
@@ -96,7 +99,7 @@ final class ListeningInstances {
 
 	/** Whether every instance that listened before this one has answered its hello. */
 	boolean joined() {
-		return this.awaited.isEmpty();
+		return this.informed;
 	}
 
 	int space() {
