@@ -6,7 +6,6 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.UUID;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
@@ -54,7 +53,7 @@ final class ClaimLoops {
 
 	private final Finisher finisher;
 
-	private final Map<UUID, Running> running;
+	private final RunningAttempts running;
 
 	/** Per contract, the consumers this instance runs: it claims only their work. */
 	private final Map<String, List<String>> consumerNames = new HashMap<>();
@@ -76,7 +75,7 @@ final class ClaimLoops {
 	private volatile boolean stopping;
 
 	ClaimLoops(DrainHost host, WorkStore work, DrainSettings settings, RunExecution execution, Finisher finisher,
-			Map<UUID, Running> running, ExecutorService runs, Supplier<@Nullable Integer> owner) {
+			RunningAttempts running, ExecutorService runs, Supplier<@Nullable Integer> owner) {
 		this.host = host;
 		this.work = work;
 		this.settings = settings;
@@ -287,21 +286,20 @@ final class ClaimLoops {
 			return false;
 		}
 		Running run = new Running(claim, consumer, this.host.newSignal(), owner);
-		this.running.put(claim.token(), run);
+		// added before the identity is checked: a loss after the check finds it and marks it lost
+		this.running.add(run);
 		if (owner != null && !owner.equals(this.owner.get())) {
 			// the identity it was claimed under was lost meanwhile: another instance takes the claim over
-			this.running.remove(claim.token());
+			this.running.remove(run);
 			return false;
 		}
-		run.follow(this.host.changes());
 		try {
 			this.runs.execute(() -> run(run));
 			this.finisher.signal();
 			return true;
 		}
 		catch (RejectedExecutionException ex) {
-			this.running.remove(claim.token());
-			run.unfollow();
+			this.running.remove(run);
 			return false;
 		}
 	}

@@ -4,9 +4,6 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
-import java.util.UUID;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ThreadFactory;
@@ -57,7 +54,7 @@ public final class Drainer {
 
 	private final List<ConsumerRef> consumerRefs = new ArrayList<>();
 
-	private final Map<UUID, Running> running = new ConcurrentHashMap<>();
+	private final RunningAttempts running;
 
 	private final Finisher finisher;
 
@@ -83,6 +80,7 @@ public final class Drainer {
 		for (Consumer consumer : host.consumers()) {
 			this.consumerRefs.add(new ConsumerRef(consumer.contract(), consumer.name()));
 		}
+		this.running = new RunningAttempts(host.changes());
 		this.finisher = new Finisher(host, work, this.running);
 		this.leases = new Leases(host, work, settings.lease(),
 				(scheduling == DrainScheduling.AUTOMATIC) ? settings.heartbeat() : null, this.running);
@@ -133,7 +131,7 @@ public final class Drainer {
 	 * until a heartbeat finds them taken; nothing they return is written.
 	 */
 	private void identityLost(int owner) {
-		for (Running run : this.running.values()) {
+		for (Running run : this.running.all()) {
 			if (run.owner != null && run.owner == owner && !run.lost) {
 				run.lost = true;
 				this.host.abort(run.signal, new A2Exception(ErrorCode.CLAIM_EXPIRED,
@@ -216,7 +214,7 @@ public final class Drainer {
 			}
 		}
 		List<Claim> abandoned = new ArrayList<>();
-		for (Running run : this.running.values()) {
+		for (Running run : this.running.all()) {
 			run.lost = true;
 			this.host.abort(run.signal, new A2Exception(ErrorCode.CLAIM_EXPIRED, "the instance is stopping"));
 			abandoned.add(run.claim);
@@ -236,7 +234,7 @@ public final class Drainer {
 	 */
 	public void halt() {
 		this.loops.stop();
-		this.running.values().forEach((run) -> run.lost = true);
+		this.running.all().forEach((run) -> run.lost = true);
 		shutdown();
 	}
 
@@ -261,7 +259,7 @@ public final class Drainer {
 	/** What this drainer is doing now. */
 	public DrainActivity activity() {
 		List<DrainActivity.RunningAttempt> attempts = new ArrayList<>();
-		for (Running run : this.running.values()) {
+		for (Running run : this.running.all()) {
 			Event current = run.current;
 			attempts.add(new DrainActivity.RunningAttempt(run.claim.contract(), run.claim.session(), run.claim.consumer(),
 					(current != null) ? current.index() : run.claim.index(), run.claim.attempt()));

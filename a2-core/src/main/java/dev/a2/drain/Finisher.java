@@ -41,7 +41,7 @@ final class Finisher {
 
 	private final WorkStore work;
 
-	private final Map<UUID, Running> running;
+	private final RunningAttempts running;
 
 	private final BlockingQueue<Running.Done> done = new LinkedBlockingQueue<>();
 
@@ -66,7 +66,7 @@ final class Finisher {
 
 	private volatile boolean halted;
 
-	Finisher(DrainHost host, WorkStore work, Map<UUID, Running> running) {
+	Finisher(DrainHost host, WorkStore work, RunningAttempts running) {
 		this.host = host;
 		this.work = work;
 		this.running = running;
@@ -144,10 +144,7 @@ final class Finisher {
 			catch (RuntimeException ex) {
 				// the claims lapse and other attempts take over: at least once, never lost
 				logger.warn("Could not record " + batch.size() + " finished consumer attempt(s); they will run again", ex);
-				batch.forEach((d) -> {
-					this.running.remove(d.run().claim.token());
-					d.run().unfollow();
-				});
+				batch.forEach((d) -> this.running.remove(d.run()));
 				this.unwritten.addAndGet(-batch.size());
 				signal();
 			}
@@ -168,8 +165,7 @@ final class Finisher {
 		Map<SessionRef, SessionChange.Kind> appended = new HashMap<>();
 		for (Running.Done d : batch) {
 			Running run = d.run();
-			this.running.remove(run.claim.token());
-			run.unfollow();
+			this.running.remove(run);
 			SessionRef session = new SessionRef(run.claim.contract(), run.claim.session());
 			if (d.finish() != null && !accepted.contains(run.claim.token())) {
 				this.host.abort(run.signal, new A2Exception(ErrorCode.SUPERSEDED_ATTEMPT,

@@ -3,7 +3,6 @@ package dev.a2.drain;
 import java.time.Duration;
 import java.util.HashSet;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.Executors;
@@ -47,7 +46,7 @@ final class Leases {
 
 	private final Duration lease;
 
-	private final Map<UUID, Running> running;
+	private final RunningAttempts running;
 
 	private final ScheduledExecutorService timer;
 
@@ -55,7 +54,7 @@ final class Leases {
 	 * @param heartbeat how often the timer renews the leases; {@code null} for no timer (the
 	 * application calls {@link #heartbeat()})
 	 */
-	Leases(DrainHost host, WorkStore work, Duration lease, @Nullable Duration heartbeat, Map<UUID, Running> running) {
+	Leases(DrainHost host, WorkStore work, Duration lease, @Nullable Duration heartbeat, RunningAttempts running) {
 		this.host = host;
 		this.work = work;
 		this.lease = lease;
@@ -69,14 +68,14 @@ final class Leases {
 
 	void heartbeat() {
 		try {
-			List<Running> live = this.running.values().stream().filter((r) -> !r.lost).toList();
+			List<Running> live = this.running.all().stream().filter((r) -> !r.lost).toList();
 			if (live.isEmpty()) {
 				return;
 			}
 			Set<UUID> held = this.work.renew(live.stream().map((r) -> r.claim).toList(),
 					this.host.clock().instant().plus(this.lease));
 			for (Running run : live) {
-				if (!held.contains(run.claim.token()) && this.running.containsKey(run.claim.token())) {
+				if (!held.contains(run.claim.token()) && this.running.contains(run.claim.token())) {
 					run.lost = true;
 					this.host.abort(run.signal, new A2Exception(ErrorCode.CLAIM_EXPIRED,
 							"the claim of this attempt lapsed or was ended; another attempt may run the unit"));
@@ -97,7 +96,7 @@ final class Leases {
 	 */
 	void changedElsewhere(SessionChange change) {
 		if (change.kind() == SessionChange.Kind.CLEARED) {
-			if (this.running.values().stream().anyMatch((run) -> runs(run, change.contract(), change.session()))) {
+			if (this.running.all().stream().anyMatch((run) -> runs(run, change.contract(), change.session()))) {
 				onTimer(this::heartbeat);
 			}
 			return;
@@ -111,7 +110,7 @@ final class Leases {
 	 * another instance, and for the events this instance's runs returned, which no append here saw.
 	 */
 	void scanLaterEvents(String contract, String session) {
-		List<Running> watching = this.running.values()
+		List<Running> watching = this.running.all()
 			.stream()
 			.filter((run) -> runs(run, contract, session) && run.consumer != null && !run.consumer.abortOn().isEmpty())
 			.toList();
@@ -192,7 +191,7 @@ final class Leases {
 	 * that started before it was appended.
 	 */
 	void abortOn(String contract, String session, Event arrived) {
-		for (Running run : this.running.values()) {
+		for (Running run : this.running.all()) {
 			Consumer consumer = run.consumer;
 			if (consumer == null || !abortsOn(consumer, arrived.type()) || !runs(run, contract, session)) {
 				continue;
@@ -240,7 +239,7 @@ final class Leases {
 
 	/** Aborts running attempts whose trigger a clear ended. */
 	void abortCleared(String contract, String session, long markerIndex) {
-		for (Running run : this.running.values()) {
+		for (Running run : this.running.all()) {
 			Claim claim = run.claim;
 			if (claim.contract().equals(contract) && claim.session().equals(session) && claim.index() < markerIndex) {
 				run.lost = true;

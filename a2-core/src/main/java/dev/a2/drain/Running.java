@@ -58,14 +58,14 @@ final class Running {
 		this.owner = owner;
 	}
 
-	/** Follows the run's session while it runs if its consumer has abortOn events. */
+	/** Follows the run's session if its consumer has abortOn events ({@link RunningAttempts#add}). */
 	void follow(SessionChanges changes) {
 		if (this.consumer != null && !this.consumer.abortOn().isEmpty()) {
 			this.following = changes.follow(this.claim.contract(), this.claim.session());
 		}
 	}
 
-	/** Ends the follow, once the run is no longer running here. */
+	/** Ends the follow, once the run is no longer running here ({@link RunningAttempts#remove}). */
 	void unfollow() {
 		AutoCloseable following = this.following;
 		if (following != null) {
