@@ -94,7 +94,7 @@ public final class Benchmarks {
 					jdbc.sql("SHOW fsync").query(String.class).single(), Runtime.getRuntime().availableProcessors(),
 					WRITERS, ROUNDS, ROUND_MILLIS / 1000));
 			if (wanted(args, "append")) {
-				new Benchmarks(dataSource).run(table);
+				new Benchmarks(dataSource).run(table, ProcessCpu.of(url));
 			}
 			if (wanted(args, "drain")) {
 				new DrainBenchmarks(dataSource).run(table);
@@ -133,7 +133,7 @@ public final class Benchmarks {
 		return args.length == 0 || args[0].isEmpty() || args[0].equals("all") || args[0].equals(name);
 	}
 
-	void run(Table table) throws Exception {
+	void run(Table table, ProcessCpu cpu) throws Exception {
 		String shared = newSession();
 		table.row("append, 1 event per transaction (events/s)",
 				compare((stop, w) -> a2Appends(newSession(), 1, stop), (stop, w) -> baselineInserts(1, false, stop)));
@@ -151,11 +151,15 @@ public final class Benchmarks {
 			Workload baseline = (stop, w) -> pooledInserts(stop);
 			table.row("append, 1 event per append, " + writers + " writers on " + writers
 					+ " sessions, beside plain JDBC in auto-commit (events/s)", compare(a2, baseline, writers));
-			// what group commit saves: the durable flushes of the write-ahead log, one per commit at best
-			double a2PerFlush = eventsPerFlush(a2, writers);
-			double baselinePerFlush = eventsPerFlush(baseline, writers);
-			table.row("the same, events per flush of the write-ahead log", String.format(Locale.ROOT, "%.1f", a2PerFlush),
-					String.format(Locale.ROOT, "%.1f", baselinePerFlush), String.format(Locale.ROOT, "%.2f", a2PerFlush / baselinePerFlush));
+			// what group commit saves: the durable flushes of the write-ahead log, one per commit at best,
+			// and the CPU of an event, which bounds the rate where the writers, A2 and PostgreSQL share the cores
+			RoundCost a2Cost = cost(a2, writers, cpu);
+			RoundCost baselineCost = cost(baseline, writers, cpu);
+			table.row("the same, events per flush of the write-ahead log", String.format(Locale.ROOT, "%.1f", a2Cost.perFlush()),
+					String.format(Locale.ROOT, "%.1f", baselineCost.perFlush()),
+					String.format(Locale.ROOT, "%.2f", a2Cost.perFlush() / baselineCost.perFlush()));
+			table.row("the same, CPU per event: this JVM + PostgreSQL (µs) [ratio: baseline's over A2's]", a2Cost.cpu(),
+					baselineCost.cpu(), String.format(Locale.ROOT, "%.2f", baselineCost.cpuMicros() / a2Cost.cpuMicros()));
 		}
 	}
 
@@ -229,21 +233,39 @@ public final class Benchmarks {
 	}
 
 	/**
-	 * Events written per flush of the write-ahead log to disk in one round: where commits wait for the
-	 * disk, the rate follows this more than the CPU ({@code pg_stat_wal.wal_sync}, PostgreSQL 14 to 17;
-	 * NaN where it is missing).
+	 * Events written per flush of the write-ahead log to disk in one round, and the CPU each took in
+	 * this JVM and in PostgreSQL: where commits wait for the disk, the rate follows the first more than
+	 * the CPU ({@code pg_stat_wal.wal_sync}, PostgreSQL 14 to 17; NaN where it is missing).
 	 */
-	private double eventsPerFlush(Workload workload, int writers) throws Exception {
+	private RoundCost cost(Workload workload, int writers, ProcessCpu cpu) throws Exception {
 		JdbcClient jdbc = JdbcClient.create(this.dataSource);
 		String flushes = "SELECT wal_sync FROM pg_stat_wal";
+		Long before;
 		try {
-			long before = jdbc.sql(flushes).query(Long.class).single();
-			long events = run(workload, ROUND_MILLIS, writers)[0];
-			return (double) events / Math.max(1, jdbc.sql(flushes).query(Long.class).single() - before);
+			before = jdbc.sql(flushes).query(Long.class).single();
 		}
 		catch (DataAccessException ex) {
-			return Double.NaN;
+			before = null;
 		}
+		ProcessCpu.Sample cpuBefore = cpu.now();
+		long events = run(workload, ROUND_MILLIS, writers)[0];
+		ProcessCpu.Sample perEvent = cpu.now().since(cpuBefore, events);
+		double perFlush = (before != null)
+				? (double) events / Math.max(1, jdbc.sql(flushes).query(Long.class).single() - before) : Double.NaN;
+		return new RoundCost(perFlush, perEvent.jvmMillis() * 1000, perEvent.postgresMillis() * 1000);
+	}
+
+	/** What a round of a workload cost: events per flush of the write-ahead log, and CPU per event. */
+	private record RoundCost(double perFlush, double jvmMicros, double postgresMicros) {
+
+		double cpuMicros() {
+			return this.jvmMicros + this.postgresMicros;
+		}
+
+		String cpu() {
+			return String.format(Locale.ROOT, "%.1f + %.1f", this.jvmMicros, this.postgresMicros);
+		}
+
 	}
 
 	String newSession() {

@@ -7,9 +7,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -67,9 +65,6 @@ final class PushLoad {
 
 	private static final int WRK_THREADS = 2;
 
-	/** Linux's clock tick of /proc/PID/stat (USER_HZ), 100 on every platform Linux runs on today. */
-	private static final double TICK_MILLIS = 10;
-
 	/**
 	 * Pushes per second and latency percentiles of one run, and the CPU each push took in this JVM
 	 * (both servers and, without wrk, the client) and in PostgreSQL's processes.
@@ -86,13 +81,13 @@ final class PushLoad {
 
 	private final Path script;
 
-	private final int postgresPort;
+	private final ProcessCpu cpu;
 
 	private int runs;
 
-	PushLoad(int port, int sessions, int postgresPort) throws IOException {
+	PushLoad(int port, int sessions, ProcessCpu cpu) throws IOException {
 		this.port = port;
-		this.postgresPort = postgresPort;
+		this.cpu = cpu;
 		this.sessions = sessions;
 		Path wrk = Path.of(System.getProperty("a2.bench.wrk", "/usr/bin/wrk"));
 		this.wrk = Files.isExecutable(wrk) ? wrk : null;
@@ -113,64 +108,12 @@ final class PushLoad {
 	Result run(String pathTemplate, int connections, int seconds) throws Exception {
 		String prefix = "r" + (++this.runs) + "x" + Long.toString(System.nanoTime() & 0xffffffL, 36);
 		String path = String.format(pathTemplate, prefix + "-%d");
-		long jvm = cpuTicks("self");
-		long postgres = postgresCpuTicks();
+		ProcessCpu.Sample before = this.cpu.now();
 		Result result = (this.wrk != null) ? wrk(path, prefix, connections, seconds)
 				: plain(path, prefix, connections, seconds);
-		double pushes = result.rate() * seconds;
-		return new Result(result.rate(), result.p50Millis(), result.p99Millis(),
-				(cpuTicks("self") - jvm) * TICK_MILLIS / pushes, (postgresCpuTicks() - postgres) * TICK_MILLIS / pushes);
-	}
-
-	/** User and system time of a process so far, in clock ticks; 0 where /proc cannot tell. */
-	private static long cpuTicks(String pid) {
-		try {
-			String stat = Files.readString(Path.of("/proc", pid, "stat"));
-			// the fields after the command's name, which is in parentheses and may hold spaces
-			String[] fields = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
-			return Long.parseLong(fields[11]) + Long.parseLong(fields[12]);
-		}
-		catch (IOException | RuntimeException ex) {
-			return 0;
-		}
-	}
-
-	/** The CPU time of the benchmark's PostgreSQL: its postmaster (found by its port) and the postmaster's children. */
-	private long postgresCpuTicks() {
-		Map<String, String> parents = new HashMap<>();
-		String postmaster = null;
-		try (var processes = Files.list(Path.of("/proc"))) {
-			for (Path process : (Iterable<Path>) processes::iterator) {
-				String pid = process.getFileName().toString();
-				if (!pid.chars().allMatch(Character::isDigit)) {
-					continue;
-				}
-				try {
-					String stat = Files.readString(process.resolve("stat"));
-					parents.put(pid, stat.substring(stat.lastIndexOf(')') + 2).split(" ")[1]);
-					String command = Files.readString(process.resolve("cmdline")).replace('\0', ' ');
-					if (command.contains("postgres") && command.contains("-p " + this.postgresPort + " ")) {
-						postmaster = pid;
-					}
-				}
-				catch (IOException | RuntimeException ex) {
-					// gone meanwhile
-				}
-			}
-		}
-		catch (IOException ex) {
-			return 0;
-		}
-		if (postmaster == null) {
-			return 0;
-		}
-		long ticks = cpuTicks(postmaster);
-		for (Map.Entry<String, String> process : parents.entrySet()) {
-			if (process.getValue().equals(postmaster)) {
-				ticks += cpuTicks(process.getKey());
-			}
-		}
-		return ticks;
+		ProcessCpu.Sample perPush = this.cpu.now().since(before, result.rate() * seconds);
+		return new Result(result.rate(), result.p50Millis(), result.p99Millis(), perPush.jvmMillis(),
+				perPush.postgresMillis());
 	}
 
 	private Result wrk(String path, String prefix, int connections, int seconds) throws Exception {

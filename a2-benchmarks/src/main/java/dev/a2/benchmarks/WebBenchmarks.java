@@ -15,8 +15,6 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.ToDoubleFunction;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 
 import dev.a2.A2Server;
 import dev.a2.NewEvent;
@@ -70,7 +68,7 @@ final class WebBenchmarks {
 			.build();
 		try (ConfigurableApplicationContext a = start()) {
 			// a single instance sends no notices to others (nobody listens): what one server pays
-			pushBesideBaseline(table, port(a), postgresPort(this.jdbcUrl),
+			pushBesideBaseline(table, port(a), ProcessCpu.of(this.jdbcUrl),
 					System.getProperty("a2.bench.push.connections", "4,16,64,256"), ", one instance");
 			try (ConfigurableApplicationContext b = start()) {
 				runWithTwoInstances(table, a, b, connections);
@@ -87,7 +85,7 @@ final class WebBenchmarks {
 		WebClient clientB = client(b, connections);
 		A2Server server = a.getBean(A2Server.class);
 		// the other instance listens, so every push is told to it as well
-		pushBesideBaseline(table, port(a), postgresPort(this.jdbcUrl),
+		pushBesideBaseline(table, port(a), ProcessCpu.of(this.jdbcUrl),
 				System.getProperty("a2.bench.push.connections.two-instances", "4,64"), ", a second instance listening");
 		table.row("push over HTTP, 1 event per request, keep-alive (events/s) [baseline: session.append in the same server]",
 				Benchmarks.compare((stop, w) -> pushes(port(a), "push-" + this.sessions.incrementAndGet(), stop),
@@ -102,11 +100,11 @@ final class WebBenchmarks {
 	 * A2's push beside the hand-written route ({@link BaselinePush}) in the same server, at each number
 	 * of connections: a warm-up of each, then rounds A2, baseline, baseline, A2 (the mean of each side).
 	 */
-	private static void pushBesideBaseline(Table table, int port, int postgresPort, String settings, String instances)
+	private static void pushBesideBaseline(Table table, int port, ProcessCpu cpu, String settings, String instances)
 			throws Exception {
 		int seconds = Integer.getInteger("a2.bench.push.seconds", 10);
 		int rounds = Integer.getInteger("a2.bench.push.rounds", 2);
-		PushLoad load = new PushLoad(port, PUSH_SESSIONS, postgresPort);
+		PushLoad load = new PushLoad(port, PUSH_SESSIONS, cpu);
 		System.out.println("  push beside the hand-written route: " + load.tool() + ", " + PUSH_SESSIONS + " sessions, "
 				+ seconds + " s runs, " + rounds + " rounds");
 		String a2 = "/a2/bench/sessions/%s/events";
@@ -304,11 +302,6 @@ final class WebBenchmarks {
 				"spring.datasource.url=" + this.jdbcUrl, "spring.datasource.username=postgres",
 				"spring.datasource.hikari.maximum-pool-size=24", "a2.store.initialize-schema=never", "spring.main.banner-mode=off")
 			.run();
-	}
-
-	private static int postgresPort(String jdbcUrl) {
-		Matcher port = Pattern.compile("//[^:/]+:(\\d+)/").matcher(jdbcUrl);
-		return port.find() ? Integer.parseInt(port.group(1)) : 5432;
 	}
 
 	private static int port(ConfigurableApplicationContext context) {
