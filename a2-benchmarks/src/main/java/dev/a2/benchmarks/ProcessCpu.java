@@ -31,10 +31,6 @@ final class ProcessCpu {
 		return new ProcessCpu(port.find() ? Integer.parseInt(port.group(1)) : 5432);
 	}
 
-	int postgresPort() {
-		return this.postgresPort;
-	}
-
 	/** The CPU both have used so far. */
 	Sample now() {
 		return new Sample(ticks("self") * TICK_MILLIS, postgresTicks() * TICK_MILLIS);

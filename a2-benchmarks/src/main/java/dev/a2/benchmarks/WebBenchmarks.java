@@ -54,10 +54,14 @@ final class WebBenchmarks {
 
 	private final String jdbcUrl;
 
+	/** The CPU of this JVM and of the benchmark's PostgreSQL, per push. */
+	private final ProcessCpu cpu;
+
 	private final AtomicLong sessions = new AtomicLong();
 
 	WebBenchmarks(String jdbcUrl) {
 		this.jdbcUrl = jdbcUrl;
+		this.cpu = ProcessCpu.of(jdbcUrl);
 	}
 
 	void run(Table table) throws Exception {
@@ -68,7 +72,7 @@ final class WebBenchmarks {
 			.build();
 		try (ConfigurableApplicationContext a = start()) {
 			// a single instance sends no notices to others (nobody listens): what one server pays
-			pushBesideBaseline(table, port(a), ProcessCpu.of(this.jdbcUrl),
+			pushBesideBaseline(table, port(a), this.cpu,
 					System.getProperty("a2.bench.push.connections", "4,16,64,256"), ", one instance");
 			try (ConfigurableApplicationContext b = start()) {
 				runWithTwoInstances(table, a, b, connections);
@@ -85,7 +89,7 @@ final class WebBenchmarks {
 		WebClient clientB = client(b, connections);
 		A2Server server = a.getBean(A2Server.class);
 		// the other instance listens, so every push is told to it as well
-		pushBesideBaseline(table, port(a), ProcessCpu.of(this.jdbcUrl),
+		pushBesideBaseline(table, port(a), this.cpu,
 				System.getProperty("a2.bench.push.connections.two-instances", "4,64"), ", a second instance listening");
 		table.row("push over HTTP, 1 event per request, keep-alive (events/s) [baseline: session.append in the same server]",
 				Benchmarks.compare((stop, w) -> pushes(port(a), "push-" + this.sessions.incrementAndGet(), stop),
