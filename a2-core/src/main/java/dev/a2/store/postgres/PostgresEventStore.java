@@ -33,6 +33,7 @@ import dev.a2.store.WorkUnit;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.dao.DuplicateKeyException;
+import org.springframework.dao.support.DataAccessUtils;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.core.RowMapper;
 import org.springframework.jdbc.core.namedparam.MapSqlParameterSource;
@@ -67,21 +68,27 @@ public final class PostgresEventStore implements EventStore {
 	 * consumer work they create. The events travel as arrays, so one prepared statement serves every
 	 * batch size. The cause arrays and the work are left out of the statement when a batch has none:
 	 * pushes are the common case, and each part costs. An id the session has fails the statement.
+	 * <p>
+	 * It answers one row, the session's: the i-th event (from 1) took index {@code base + i}, and all
+	 * took the one {@code created_at} and clear index, so there are no rows to sort and match back.
+	 * The events are inserted all the same: PostgreSQL runs a modifying {@code WITH} part to the end
+	 * whether or not the answer reads it.
 	 */
 	private static final String APPEND_TEMPLATE = """
 			WITH head AS (
 			    INSERT INTO a2_session AS s (contract, session_id, last_index)
 			    VALUES (:contract, :session, :count)
 			    ON CONFLICT (contract, session_id) DO UPDATE SET last_index = s.last_index + :count
-			    RETURNING s.last_index - :count AS base, s.clear_index
+			    RETURNING s.last_index - :count AS base, s.clear_index,
+			              coalesce(CAST(:createdAt AS timestamptz), now()) AS created_at
 			), ins AS (
 			    INSERT INTO a2_event (contract, session_id, idx, id, type, payload, created_at, clear_index%1$s)
 			    SELECT :contract, :session, head.base + e.ord, e.id, e.type, e.payload::jsonb,
-			           coalesce(CAST(:createdAt AS timestamptz), now()), head.clear_index%2$s
+			           head.created_at, head.clear_index%2$s
 			    FROM head, unnest(:ids, :types, :payloads%3$s) WITH ORDINALITY AS e(id, type, payload%4$s, ord)
-			    RETURNING idx, id, created_at, clear_index
+			    RETURNING idx, id
 			)%5$s
-			SELECT idx, created_at, clear_index FROM ins""";
+			SELECT base, created_at, clear_index FROM head""";
 
 	private static final String CAUSE_COLUMNS = ", cause_consumer, cause_lane, cause_index, cause_attempt";
 
@@ -489,15 +496,17 @@ public final class PostgresEventStore implements EventStore {
 			return inserted;
 		}
 		PositionalSql statement = APPENDS[(caused ? CAUSES : 0) | (working ? WORKS : 0)];
-		// the answer has no id (see APPEND_SINGLE): the batch's indexes follow one another in its order
-		List<Inserted> rows = new ArrayList<>(this.template.query(statement.sql(), (rs, row) -> Inserted.from(rs),
-				statement.values(parameters)));
-		rows.sort(Comparator.comparingLong(Inserted::index));
-		List<StoredEvent> inserted = new ArrayList<>(count);
-		for (int i = 0; i < count; i++) {
-			inserted.add(rows.get(i).of(events.get(i)));
-		}
-		return inserted;
+		// one row, the session's: the batch's indexes follow its base in the batch's order
+		return DataAccessUtils.requiredSingleResult(this.template.query(statement.sql(), (rs, row) -> {
+			long base = rs.getLong("base");
+			Instant createdAt = rs.getObject("created_at", OffsetDateTime.class).toInstant();
+			int clearIndex = rs.getInt("clear_index");
+			List<StoredEvent> inserted = new ArrayList<>(count);
+			for (int i = 0; i < count; i++) {
+				inserted.add(new Inserted(base + i + 1, createdAt, clearIndex).of(events.get(i)));
+			}
+			return inserted;
+		}, statement.values(parameters)));
 	}
 
 	/** Runs {@link #APPEND_SINGLE}. */

@@ -142,6 +142,50 @@ class GroupCommitIntegrationTests {
 	}
 
 	@Test
+	void aBatchOfOneSessionAnswersEachEventAsItWasStored() {
+		// the one-session statement answers only its session's new row; each event's answer is worked
+		// out from it, so it must agree with the rows stored, whatever the session's past and the
+		// statement's variant (plain, with causes, with work)
+		Cause cause = new Cause("writer", "lane", 7, 2);
+		for (int i = 0; i < 12; i++) {
+			String session = newSession();
+			if (i % 3 > 0) {
+				this.store.append("c", session, events("old-1", "old-2", "old-3"));
+			}
+			if (i % 3 == 2) {
+				this.store.clear("c", session, null);
+			}
+			int size = 1 + i % 4;
+			int variant = i / 4;
+			List<EventToStore> batch = IntStream.rangeClosed(1, size)
+				.mapToObj((n) -> switch (variant) {
+					case 0 -> new EventToStore("e" + n, "note", "{}", null);
+					case 1 -> new EventToStore("e" + n, "note", "{}", cause);
+					default -> new EventToStore("e" + n, "note", "{}", null, List.of(WorkUnit.head("batch", null)));
+				})
+				.toList();
+			List<StoredEvent> stored = this.store.append("c", session, batch);
+			long first = (i % 3 == 0) ? 1 : (i % 3 == 1) ? 4 : 5;
+			assertThat(stored).extracting(StoredEvent::id).containsExactlyElementsOf(batch.stream().map(EventToStore::id).toList());
+			assertThat(stored).extracting(StoredEvent::index)
+				.containsExactlyElementsOf(LongStream.range(first, first + size).boxed().toList());
+			for (StoredEvent event : stored) {
+				assertThat(event.clearIndex()).isEqualTo((i % 3 == 2) ? 1 : 0);
+				assertThat(this.jdbc.sql("SELECT idx, created_at, clear_index FROM a2_event WHERE session_id = ? AND id = ?")
+					.params(session, event.id())
+					.query((rs, row) -> List.of(rs.getLong("idx"), rs.getObject("created_at", OffsetDateTime.class).toInstant(),
+							rs.getInt("clear_index")))
+					.single()).containsExactly(event.index(), event.createdAt(), event.clearIndex());
+			}
+			assertThat(this.store.range("c", session, first - 1, first - 1 + size, 10)).containsExactlyElementsOf(stored);
+			assertThat(this.jdbc.sql("SELECT idx FROM a2_work WHERE consumer = 'batch' AND session_id = ? ORDER BY idx")
+				.param(session)
+				.query(Long.class)
+				.list()).isEqualTo((variant == 2) ? stored.stream().map(StoredEvent::index).toList() : List.of());
+		}
+	}
+
+	@Test
 	void anIdASessionHasFailsTheRoundAndEachCallerStoresAgainAloneOnce() throws Exception {
 		acrossSessions();
 		String retried = newSession();
