@@ -24,14 +24,23 @@ import org.jspecify.annotations.Nullable;
  * next statement, one durable commit for many callers, of one session or of many.
  * <p>
  * Appends of one {@code line} (on plain PostgreSQL one line that all sessions share, on Citus a
- * line per session) run as rounds, at most {@code leaders} at a time. A caller that finds a round
- * free runs one at once with its own events: a lone append waits for nothing. A caller that finds
- * them all taken, or its session in a running round, queues; when a round ends, the first caller
- * queued whose session is free leads the next, taking with it whatever queued meanwhile (up to
- * {@link #MAX_ROUND_EVENTS}) but the callers of sessions in other running rounds. So the rounds grow
- * with the load and no timer ever holds an append back. A round groups its callers' events by session, each caller's
- * events together and in order, callers in the order they queued, and stores them in one transaction
- * (the store locks the sessions in one order). Each caller is answered only after that commit.
+ * line per session) run as rounds, at most {@code leaders} at a time. A caller that finds no round
+ * running runs one at once with its own events: a lone append waits for nothing. A caller whose
+ * session is in a running round queues. So does one that finds every round taken, or a round free
+ * while others run but too few queued to make a round's share of the callers: those queued, and
+ * those in the running rounds, split over {@code leaders} rounds. When a round ends with the queue
+ * a share, or a caller makes it one, the first caller queued whose session is free leads the next round,
+ * taking with it whatever queued (up to {@link #MAX_ROUND_EVENTS}) but the callers of sessions in
+ * other running rounds; the last round to end always hands on, so no caller is left queued.
+ * <p>
+ * The share is what keeps rounds large under load. Callers answered by one round come back one by
+ * one; without it the first back would take a free round alone, and the rounds would splinter into
+ * many small statements, each with its own commit. So the rounds grow with the load, and no timer
+ * ever holds an append back: a caller queued waits at most until the rounds running then have ended
+ * (or, of a large load, until its place in the queue comes round). A round groups its
+ * callers' events by session, each caller's events together and in order, callers in the order they
+ * queued, and stores them in one transaction (the store locks the sessions in one order). Each
+ * caller is answered only after that commit.
  * <p>
  * A round that fails because the store is unavailable fails every caller in it. A round that fails
  * for any other reason (an id a session has already, a batch the database refuses) changed nothing,
@@ -101,7 +110,7 @@ final class GroupCommit {
 		}
 		finally {
 			// the next round first: its leader is to be woken, while this round's callers can wait a moment
-			leave(line, joined, round);
+			leave(line, joined, leaders, round);
 			for (int i = 0; i < round.size(); i++) {
 				// no outcome only when the round ended in an Error: no caller may wait for ever
 				round.get(i).outcome.complete((outcomes != null) ? outcomes.get(i) : Outcome.failed(new A2Exception(
@@ -126,12 +135,17 @@ final class GroupCommit {
 				waiter.line = line;
 				// a session already in a running round waits for it: its appends meet on the session's
 				// row lock anyway, and stored together in the next round they cost one commit
-				if (line.running < leaders && !line.sessions.containsKey(waiter.sessionKey())) {
+				boolean free = line.running < leaders && !line.sessions.containsKey(waiter.sessionKey());
+				if (free && (line.running == 0 || (line.queue.isEmpty() && line.aShare(leaders, 1)))) {
 					line.running++;
 					line.sessions.merge(waiter.sessionKey(), 1, Integer::sum);
 					return line;
 				}
 				line.queue.add(waiter);
+				if (free && line.aShare(leaders, 0) && handOn(line)) {
+					// the first queued leads, so that the queue's order is the round's
+					line.running++;
+				}
 				return null;
 			}
 		}
@@ -161,23 +175,24 @@ final class GroupCommit {
 				line.sessions.merge(session, 1, Integer::sum);
 			}
 		}
+		line.inRounds += round.size();
 	}
 
-	/** Hands the round on to the first caller queued whose session is free, or frees it. */
-	private void leave(String key, Line line, List<Waiter> round) {
+	/**
+	 * Hands the round on to the first caller queued whose session is free, or frees it. While other
+	 * rounds run, it is handed on only when the queued callers are a round's share of the line's
+	 * callers: the rest of those still on their way back join them.
+	 */
+	private void leave(String key, Line line, int leaders, List<Waiter> round) {
 		synchronized (line) {
+			line.inRounds -= round.size();
 			round.stream()
 				.map(Waiter::sessionKey)
 				.distinct()
 				.forEach((session) -> line.sessions.computeIfPresent(session, (k, n) -> (n > 1) ? n - 1 : null));
-			for (Iterator<Waiter> queued = line.queue.iterator(); queued.hasNext();) {
-				Waiter next = queued.next();
-				if (!line.sessions.containsKey(next.sessionKey())) {
-					queued.remove();
-					line.sessions.merge(next.sessionKey(), 1, Integer::sum);
-					next.outcome.complete(Outcome.LEAD);
-					return;
-				}
+			// the last round running always hands on: no caller may be left queued with no round to end
+			if ((line.running == 1 || line.aShare(leaders, 0)) && handOn(line)) {
+				return;
 			}
 			line.running--;
 			if (line.running == 0) {
@@ -185,6 +200,20 @@ final class GroupCommit {
 				this.lines.remove(key, line);
 			}
 		}
+	}
+
+	/** Tells the first caller queued whose session is free to lead the next round; answers whether one was. */
+	private static boolean handOn(Line line) {
+		for (Iterator<Waiter> queued = line.queue.iterator(); queued.hasNext();) {
+			Waiter next = queued.next();
+			if (!line.sessions.containsKey(next.sessionKey())) {
+				queued.remove();
+				line.sessions.merge(next.sessionKey(), 1, Integer::sum);
+				next.outcome.complete(Outcome.LEAD);
+				return true;
+			}
+		}
+		return false;
 	}
 
 	private List<StoredEvent> answer(Waiter waiter, Outcome outcome) {
@@ -281,10 +310,22 @@ final class GroupCommit {
 
 		private boolean retired;
 
+		/** How many callers the running rounds hold. */
+		private int inRounds;
+
 		private final ArrayDeque<Waiter> queue = new ArrayDeque<>();
 
 		/** The sessions of the running rounds: in how many rounds each is. */
 		private final Map<List<String>, Integer> sessions = new HashMap<>();
+
+		/**
+		 * Whether the callers queued, and {@code more} about to queue, are a round's share of the line's
+		 * callers: of those queued and those in the running rounds, split over {@code leaders} rounds.
+		 */
+		boolean aShare(int leaders, int more) {
+			int waiting = this.queue.size() + more;
+			return (long) waiting * leaders >= this.inRounds + waiting;
+		}
 
 	}
 

@@ -3,7 +3,9 @@ package dev.a2.store.postgres;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -36,6 +38,9 @@ class GroupCommitTests {
 	private final List<String> calls = new CopyOnWriteArrayList<>();
 
 	private final CountDownLatch release = new CountDownLatch(1);
+
+	/** Calls held on a latch of their own, by their first event's id, instead of {@link #release}. */
+	private final Map<String, CountDownLatch> holds = new ConcurrentHashMap<>();
 
 	private final AtomicLong index = new AtomicLong();
 
@@ -105,6 +110,76 @@ class GroupCommitTests {
 		assertThat(third.get(10, TimeUnit.SECONDS)).extracting(StoredEvent::id).containsExactly("c");
 		assertThat(first.get(10, TimeUnit.SECONDS)).extracting(StoredEvent::id).containsExactly("a");
 		assertThat(second.get(10, TimeUnit.SECONDS)).extracting(StoredEvent::id).containsExactly("b");
+	}
+
+	@Test
+	void whileARoundRunsAFreeRoundWaitsForAShareOfTheCallersAndTakesThemInTheirOrder() throws Exception {
+		CountDownLatch a = hold("a");
+		CountDownLatch b = hold("b");
+		CountDownLatch c = hold("c1");
+		Future<List<StoredEvent>> first = append(2, "s", "a");
+		await().until(() -> this.calls.size() == 1);
+		// one caller queued is a share of two: the second round starts beside the first
+		Future<List<StoredEvent>> second = append(2, "t", "b");
+		await().until(() -> this.calls.size() == 2);
+		List<Future<List<StoredEvent>>> three = new ArrayList<>();
+		three.add(queue(2, "u", "c1"));
+		three.add(queue(2, "v", "c2"));
+		three.add(queue(2, "w", "c3"));
+		b.countDown();
+		await().until(() -> this.calls.size() == 3);
+		a.countDown();
+		assertThat(first.get(10, TimeUnit.SECONDS)).extracting(StoredEvent::id).containsExactly("a");
+		assertThat(second.get(10, TimeUnit.SECONDS)).extracting(StoredEvent::id).containsExactly("b");
+		// a round of three runs and one is free: one caller, then two, are less than half of the
+		// callers; the third makes a share, and the three go together, in the order they came
+		List<Future<List<StoredEvent>>> next = new ArrayList<>();
+		next.add(queue(2, "x", "d1"));
+		next.add(queue(2, "y", "d2"));
+		next.add(append(2, "x", "d3"));
+		await().until(() -> this.calls.size() == 4);
+		assertThat(this.groupCommit.waiting()).isZero();
+		this.release.countDown();
+		c.countDown();
+		for (Future<List<StoredEvent>> answer : three) {
+			assertThat(answer.get(10, TimeUnit.SECONDS)).hasSize(1);
+		}
+		assertThat(next.get(0).get(10, TimeUnit.SECONDS)).extracting(StoredEvent::id).containsExactly("d1");
+		assertThat(next.get(2).get(10, TimeUnit.SECONDS)).extracting(StoredEvent::id).containsExactly("d3");
+		assertThat(this.calls).containsExactly("one s [a]", "one t [b]", "all u [c1] v [c2] w [c3]", "all x [d1, d3] y [d2]");
+	}
+
+	@Test
+	void theLastRoundToEndHandsOnWhatQueuedThoughItIsNoShare() throws Exception {
+		CountDownLatch a = hold("a");
+		CountDownLatch b = hold("b");
+		CountDownLatch c = hold("c1");
+		Future<List<StoredEvent>> first = append(2, "s", "a");
+		await().until(() -> this.calls.size() == 1);
+		Future<List<StoredEvent>> second = append(2, "t", "b");
+		await().until(() -> this.calls.size() == 2);
+		List<Future<List<StoredEvent>>> three = new ArrayList<>();
+		three.add(queue(2, "u", "c1"));
+		three.add(queue(2, "v", "c2"));
+		three.add(queue(2, "w", "c3"));
+		b.countDown();
+		await().until(() -> this.calls.size() == 3);
+		// beside the round of three, one caller is no share: when the round of one ends, it waits
+		Future<List<StoredEvent>> last = queue(2, "x", "d");
+		a.countDown();
+		assertThat(first.get(10, TimeUnit.SECONDS)).extracting(StoredEvent::id).containsExactly("a");
+		assertThat(this.groupCommit.waiting()).isEqualTo(1);
+		assertThat(this.groupCommit.running()).isEqualTo(1);
+		// the round of three is the last: it hands on to the one queued
+		this.release.countDown();
+		c.countDown();
+		assertThat(last.get(10, TimeUnit.SECONDS)).extracting(StoredEvent::id).containsExactly("d");
+		assertThat(second.get(10, TimeUnit.SECONDS)).extracting(StoredEvent::id).containsExactly("b");
+		for (Future<List<StoredEvent>> answer : three) {
+			assertThat(answer.get(10, TimeUnit.SECONDS)).hasSize(1);
+		}
+		assertThat(this.calls).containsExactly("one s [a]", "one t [b]", "all u [c1] v [c2] w [c3]", "one x [d]");
+		await().until(() -> this.groupCommit.running() == 0);
 	}
 
 	@Test
@@ -192,6 +267,12 @@ class GroupCommitTests {
 		assertThat(this.calls).hasSize(2);
 	}
 
+	private CountDownLatch hold(String id) {
+		CountDownLatch latch = new CountDownLatch(1);
+		this.holds.put(id, latch);
+		return latch;
+	}
+
 	private Future<List<StoredEvent>> append(int leaders, String session, String... ids) {
 		return this.callers.submit(() -> this.groupCommit.append("", leaders, "c", session, events(ids)));
 	}
@@ -208,7 +289,7 @@ class GroupCommitTests {
 	private void call(String call, List<EventToStore> events) {
 		this.calls.add(call);
 		try {
-			this.release.await();
+			this.holds.getOrDefault(events.get(0).id(), this.release).await();
 		}
 		catch (InterruptedException ex) {
 			Thread.currentThread().interrupt();
