@@ -29,18 +29,19 @@ import org.jspecify.annotations.Nullable;
  * session is in a running round queues. So does one that finds every round taken, or a round free
  * while others run but too few queued to make a round's share of the callers: those queued, and
  * those in the running rounds, split over {@code leaders} rounds. When a round ends with the queue
- * a share, or a caller makes it one, the first caller queued whose session is free leads the next round,
- * taking with it whatever queued (up to {@link #MAX_ROUND_EVENTS}) but the callers of sessions in
- * other running rounds; the last round to end always hands on, so no caller is left queued.
+ * a share, or a caller makes it one, the first caller queued whose session is free leads the next
+ * round, taking with it whatever queued (up to {@link #MAX_ROUND_EVENTS}) but the callers of
+ * sessions in other running rounds; the last round to end always hands on, so no caller is left
+ * queued.
  * <p>
  * The share is what keeps rounds large under load. Callers answered by one round come back one by
  * one; without it the first back would take a free round alone, and the rounds would splinter into
  * many small statements, each with its own commit. So the rounds grow with the load, and no timer
- * ever holds an append back: a caller queued waits at most until the rounds running then have ended
- * (or, of a large load, until its place in the queue comes round). A round groups its
- * callers' events by session, each caller's events together and in order, callers in the order they
- * queued, and stores them in one transaction (the store locks the sessions in one order). Each
- * caller is answered only after that commit.
+ * ever holds an append back: a caller queued waits at most until the rounds running then have ended,
+ * unless more than a round's events queued before it. A round groups its callers' events by
+ * session, each caller's events together and in order, callers in the order they queued, and stores
+ * them in one transaction (the store locks the sessions in one order). Each caller is answered only
+ * after that commit.
  * <p>
  * A round that fails because the store is unavailable fails every caller in it. A round that fails
  * for any other reason (an id a session has already, a batch the database refuses) changed nothing,
