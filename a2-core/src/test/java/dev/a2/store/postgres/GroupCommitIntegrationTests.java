@@ -131,11 +131,7 @@ class GroupCommitIntegrationTests {
 			assertThat(stored.get(0).index()).isEqualTo((i % 3 == 0) ? 1 : (i % 3 == 1) ? 4 : 5);
 			for (StoredEvent event : stored) {
 				assertThat(event.clearIndex()).isEqualTo((i % 3 == 2) ? 1 : 0);
-				assertThat(this.jdbc.sql("SELECT idx, created_at, clear_index FROM a2_event WHERE session_id = ? AND id = ?")
-					.params(session, event.id())
-					.query((rs, row) -> List.of(rs.getLong("idx"), rs.getObject("created_at", OffsetDateTime.class).toInstant(),
-							rs.getInt("clear_index")))
-					.single()).containsExactly(event.index(), event.createdAt(), event.clearIndex());
+				assertStoredAsAnswered(session, event);
 			}
 		}
 		assertThat(this.store.groupCommit().rounds() - before).isEqualTo(1);
@@ -171,11 +167,7 @@ class GroupCommitIntegrationTests {
 				.containsExactlyElementsOf(LongStream.range(first, first + size).boxed().toList());
 			for (StoredEvent event : stored) {
 				assertThat(event.clearIndex()).isEqualTo((i % 3 == 2) ? 1 : 0);
-				assertThat(this.jdbc.sql("SELECT idx, created_at, clear_index FROM a2_event WHERE session_id = ? AND id = ?")
-					.params(session, event.id())
-					.query((rs, row) -> List.of(rs.getLong("idx"), rs.getObject("created_at", OffsetDateTime.class).toInstant(),
-							rs.getInt("clear_index")))
-					.single()).containsExactly(event.index(), event.createdAt(), event.clearIndex());
+				assertStoredAsAnswered(session, event);
 			}
 			assertThat(this.store.range("c", session, first - 1, first - 1 + size, 10)).containsExactlyElementsOf(stored);
 			assertThat(this.jdbc.sql("SELECT idx FROM a2_work WHERE consumer = 'batch' AND session_id = ? ORDER BY idx")
@@ -481,6 +473,15 @@ class GroupCommitIntegrationTests {
 
 	private void awaitQueued(int count) {
 		await().until(() -> this.store.groupCommit().waiting() == count);
+	}
+
+	/** The row stored for the event has the index, time and clear index its append answered. */
+	private void assertStoredAsAnswered(String session, StoredEvent event) {
+		assertThat(this.jdbc.sql("SELECT idx, created_at, clear_index FROM a2_event WHERE session_id = ? AND id = ?")
+			.params(session, event.id())
+			.query((rs, row) -> List.of(rs.getLong("idx"), rs.getObject("created_at", OffsetDateTime.class).toInstant(),
+					rs.getInt("clear_index")))
+			.single()).containsExactly(event.index(), event.createdAt(), event.clearIndex());
 	}
 
 	private Future<List<StoredEvent>> append(String session, String... ids) {

@@ -114,23 +114,9 @@ class GroupCommitTests {
 
 	@Test
 	void whileARoundRunsAFreeRoundWaitsForAShareOfTheCallersAndTakesThemInTheirOrder() throws Exception {
-		CountDownLatch a = hold("a");
-		CountDownLatch b = hold("b");
-		CountDownLatch c = hold("c1");
-		Future<List<StoredEvent>> first = append(2, "s", "a");
-		await().until(() -> this.calls.size() == 1);
-		// one caller queued is a share of two: the second round starts beside the first
-		Future<List<StoredEvent>> second = append(2, "t", "b");
-		await().until(() -> this.calls.size() == 2);
-		List<Future<List<StoredEvent>>> three = new ArrayList<>();
-		three.add(queue(2, "u", "c1"));
-		three.add(queue(2, "v", "c2"));
-		three.add(queue(2, "w", "c3"));
-		b.countDown();
-		await().until(() -> this.calls.size() == 3);
-		a.countDown();
-		assertThat(first.get(10, TimeUnit.SECONDS)).extracting(StoredEvent::id).containsExactly("a");
-		assertThat(second.get(10, TimeUnit.SECONDS)).extracting(StoredEvent::id).containsExactly("b");
+		TwoRounds rounds = aRoundOfThreeBesideARoundOfOne();
+		rounds.ofOne().countDown();
+		assertThat(rounds.first().get(10, TimeUnit.SECONDS)).extracting(StoredEvent::id).containsExactly("a");
 		// a round of three runs and one is free: one caller, then two, are less than half of the
 		// callers; the third makes a share, and the three go together, in the order they came
 		List<Future<List<StoredEvent>>> next = new ArrayList<>();
@@ -140,8 +126,8 @@ class GroupCommitTests {
 		await().until(() -> this.calls.size() == 4);
 		assertThat(this.groupCommit.waiting()).isZero();
 		this.release.countDown();
-		c.countDown();
-		for (Future<List<StoredEvent>> answer : three) {
+		rounds.ofThree().countDown();
+		for (Future<List<StoredEvent>> answer : rounds.three()) {
 			assertThat(answer.get(10, TimeUnit.SECONDS)).hasSize(1);
 		}
 		assertThat(next.get(0).get(10, TimeUnit.SECONDS)).extracting(StoredEvent::id).containsExactly("d1");
@@ -151,31 +137,18 @@ class GroupCommitTests {
 
 	@Test
 	void theLastRoundToEndHandsOnWhatQueuedThoughItIsNoShare() throws Exception {
-		CountDownLatch a = hold("a");
-		CountDownLatch b = hold("b");
-		CountDownLatch c = hold("c1");
-		Future<List<StoredEvent>> first = append(2, "s", "a");
-		await().until(() -> this.calls.size() == 1);
-		Future<List<StoredEvent>> second = append(2, "t", "b");
-		await().until(() -> this.calls.size() == 2);
-		List<Future<List<StoredEvent>>> three = new ArrayList<>();
-		three.add(queue(2, "u", "c1"));
-		three.add(queue(2, "v", "c2"));
-		three.add(queue(2, "w", "c3"));
-		b.countDown();
-		await().until(() -> this.calls.size() == 3);
+		TwoRounds rounds = aRoundOfThreeBesideARoundOfOne();
 		// beside the round of three, one caller is no share: when the round of one ends, it waits
 		Future<List<StoredEvent>> last = queue(2, "x", "d");
-		a.countDown();
-		assertThat(first.get(10, TimeUnit.SECONDS)).extracting(StoredEvent::id).containsExactly("a");
+		rounds.ofOne().countDown();
+		assertThat(rounds.first().get(10, TimeUnit.SECONDS)).extracting(StoredEvent::id).containsExactly("a");
 		assertThat(this.groupCommit.waiting()).isEqualTo(1);
 		assertThat(this.groupCommit.running()).isEqualTo(1);
 		// the round of three is the last: it hands on to the one queued
 		this.release.countDown();
-		c.countDown();
+		rounds.ofThree().countDown();
 		assertThat(last.get(10, TimeUnit.SECONDS)).extracting(StoredEvent::id).containsExactly("d");
-		assertThat(second.get(10, TimeUnit.SECONDS)).extracting(StoredEvent::id).containsExactly("b");
-		for (Future<List<StoredEvent>> answer : three) {
+		for (Future<List<StoredEvent>> answer : rounds.three()) {
 			assertThat(answer.get(10, TimeUnit.SECONDS)).hasSize(1);
 		}
 		assertThat(this.calls).containsExactly("one s [a]", "one t [b]", "all u [c1] v [c2] w [c3]", "one x [d]");
@@ -265,6 +238,34 @@ class GroupCommitTests {
 		assertThatThrownBy(() -> two.get(10, TimeUnit.SECONDS)).hasRootCauseMessage("down");
 		// nobody tried again on a database that is down
 		assertThat(this.calls).hasSize(2);
+	}
+
+	/**
+	 * Two rounds of two at once, each held: "one s [a]" (released by {@code ofOne}), and, once a
+	 * round "t [b]" beside it has ended, the three callers queued behind them, "all u [c1] v [c2] w
+	 * [c3]" (released by {@code ofThree}).
+	 */
+	private TwoRounds aRoundOfThreeBesideARoundOfOne() throws Exception {
+		CountDownLatch ofOne = hold("a");
+		CountDownLatch b = hold("b");
+		CountDownLatch ofThree = hold("c1");
+		Future<List<StoredEvent>> first = append(2, "s", "a");
+		await().until(() -> this.calls.size() == 1);
+		// one caller queued is a share of two: the second round starts beside the first
+		Future<List<StoredEvent>> second = append(2, "t", "b");
+		await().until(() -> this.calls.size() == 2);
+		List<Future<List<StoredEvent>>> three = new ArrayList<>();
+		three.add(queue(2, "u", "c1"));
+		three.add(queue(2, "v", "c2"));
+		three.add(queue(2, "w", "c3"));
+		b.countDown();
+		assertThat(second.get(10, TimeUnit.SECONDS)).extracting(StoredEvent::id).containsExactly("b");
+		await().until(() -> this.calls.size() == 3);
+		return new TwoRounds(first, ofOne, three, ofThree);
+	}
+
+	private record TwoRounds(Future<List<StoredEvent>> first, CountDownLatch ofOne, List<Future<List<StoredEvent>>> three,
+			CountDownLatch ofThree) {
 	}
 
 	private CountDownLatch hold(String id) {
