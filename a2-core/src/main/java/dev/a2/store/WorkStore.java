@@ -79,7 +79,10 @@ public interface WorkStore {
 	/** Creates missing cursors of a backfilling consumer, starting after each session's latest clear. */
 	int backfill(String contract, String consumer, @Nullable Set<String> types, int limit);
 
-	/** Ends the work of the events before a clear marker: units deleted, cursors moved past it. */
+	/**
+	 * Ends the work of the events before a clear marker: units deleted, cursors moved past it. Called
+	 * in the transaction that appended the marker, which holds the session's row.
+	 */
 	void endBefore(String contract, String session, long markerIndex, int clearIndex);
 
 	/** A fixed-lane consumer's cursor in a session, or {@code null} when it has none. */

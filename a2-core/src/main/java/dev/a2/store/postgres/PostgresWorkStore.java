@@ -51,6 +51,10 @@ import org.springframework.transaction.support.TransactionTemplate;
  * alive claimable at once ({@link PostgresInstanceLiveness}), and those of one that stalls when their
  * leases lapse.
  * <p>
+ * Writers that wait for rows take them in one order, so that two never wait on each other: a
+ * session's row, then its cursor rows by consumer, then its units. Appends, finishes and clears
+ * keep it; claims, renewals and the sweep skip a row that is locked rather than wait.
+ * <p>
  * Every write runs in a transaction of the given transaction manager (joining the application's when
  * one is active), never on a bare pooled connection: a pool that hands out connections without
  * auto-commit ({@code spring.datasource.hikari.auto-commit=false}) rolls back what such a
@@ -302,20 +306,37 @@ public final class PostgresWorkStore implements WorkStore {
 			UNION
 			SELECT contract, session_id FROM a2_cursor WHERE lease_until < :now AND attempt >= :maxAttempts AND NOT dead""";
 
+	/**
+	 * Dead-letters the units and cursors whose last allowed attempt lapsed. Like the lapse of orphaned
+	 * claims it skips rows locked right now (a clear or a finish of their session) for the next sweep,
+	 * rather than wait for them in an order of its own.
+	 */
 	private static final String EXPIRE_EXHAUSTED = """
-			WITH units AS (
-			    UPDATE a2_work SET dead = true, last_error = :error, failed_at = :now, claim = NULL, lease_until = NULL
-			    WHERE contract = ANY(:contractSet) AND session_id = ANY(:sessionSet)
-			      AND lease_until < :now AND attempt >= :maxAttempts AND NOT dead
+			WITH exhausted_units AS (
+			    SELECT w.contract, w.session_id, w.consumer, w.idx FROM a2_work w
+			    WHERE w.contract = ANY(:contractSet) AND w.session_id = ANY(:sessionSet)
+			      AND w.lease_until < :now AND w.attempt >= :maxAttempts AND NOT w.dead
+			    FOR UPDATE OF w SKIP LOCKED
+			), units AS (
+			    UPDATE a2_work w SET dead = true, last_error = :error, failed_at = :now, claim = NULL, lease_until = NULL
+			    FROM exhausted_units x
+			    WHERE w.contract = x.contract AND w.session_id = x.session_id AND w.consumer = x.consumer AND w.idx = x.idx
+			      AND w.contract = ANY(:contractSet) AND w.session_id = ANY(:sessionSet)
 			    RETURNING 1
+			), exhausted_cursors AS (
+			    SELECT k.contract, k.session_id, k.consumer FROM a2_cursor k
+			    WHERE k.contract = ANY(:contractSet) AND k.session_id = ANY(:sessionSet)
+			      AND k.lease_until < :now AND k.attempt >= :maxAttempts AND NOT k.dead
+			    FOR UPDATE OF k SKIP LOCKED
 			), cursors AS (
 			    UPDATE a2_cursor k SET dead = true, last_error = :error, failed_at = :now, claim = NULL, lease_until = NULL,
 			        failed_idx = (SELECT min(e.idx) FROM a2_event e
 			                      WHERE e.contract = k.contract AND e.session_id = k.session_id AND e.idx > k.position
 			                        AND e.session_id = ANY(:sessionSet)
 			                        AND e.type <> '%s' AND (k.types IS NULL OR e.type = ANY(k.types)))
-			    WHERE k.contract = ANY(:contractSet) AND k.session_id = ANY(:sessionSet)
-			      AND lease_until < :now AND attempt >= :maxAttempts AND NOT dead
+			    FROM exhausted_cursors x
+			    WHERE k.contract = x.contract AND k.session_id = x.session_id AND k.consumer = x.consumer
+			      AND k.contract = ANY(:contractSet) AND k.session_id = ANY(:sessionSet)
 			    RETURNING 1
 			)
 			SELECT (SELECT count(*) FROM units) + (SELECT count(*) FROM cursors)""".formatted(EventStore.CLEAR_MARKER);
@@ -341,12 +362,19 @@ public final class PostgresWorkStore implements WorkStore {
 	private static final String END_UNITS_BEFORE = """
 			DELETE FROM a2_work WHERE contract = :contract AND session_id = :session AND idx < :marker""";
 
+	/** Locks the cursor rows by consumer first: an update alone takes them in the order of its plan. */
 	private static final String MOVE_CURSORS_PAST = """
-			UPDATE a2_cursor
-			SET position = greatest(position, :marker), target = greatest(target, :marker), attempt = 0, failures = 0,
+			WITH locked AS (
+			    SELECT consumer FROM a2_cursor WHERE contract = :contract AND session_id = :session
+			    ORDER BY consumer
+			    FOR UPDATE
+			)
+			UPDATE a2_cursor k
+			SET position = greatest(k.position, :marker), target = greatest(k.target, :marker), attempt = 0, failures = 0,
 			    due_at = NULL, claim = NULL, lease_until = NULL, dead = false, last_error = NULL, failed_idx = NULL,
 			    failed_at = NULL
-			WHERE contract = :contract AND session_id = :session""";
+			FROM locked l
+			WHERE k.contract = :contract AND k.session_id = :session AND k.consumer = l.consumer""";
 
 	private static final String CANCEL_SCHEDULES_BEFORE = """
 			DELETE FROM a2_schedule WHERE contract = :contract AND session_id = :session AND clear_index < :clearIndex""";
@@ -586,7 +614,8 @@ public final class PostgresWorkStore implements WorkStore {
 				});
 		}
 		lockCursors(finishes.stream().map(Finish::claim).toList());
-		for (boolean cursor : new boolean[] { false, true }) {
+		// cursors before units, the order in which a clear takes them
+		for (boolean cursor : new boolean[] { true, false }) {
 			List<Finish> completed = finishes.stream()
 				.filter((f) -> f.claim().cursor() == cursor && f.isCompleted())
 				.toList();
@@ -814,8 +843,9 @@ public final class PostgresWorkStore implements WorkStore {
 	@Override
 	public void endBefore(String contract, String session, long markerIndex, int clearIndex) {
 		StoreFailures.guard(() -> this.transactions.execute((status) -> {
-			this.jdbc.sql(END_UNITS_BEFORE).param("contract", contract).param("session", session).param("marker", markerIndex).update();
+			// the caller holds the session's row: cursors, then units, as a finish takes them
 			this.jdbc.sql(MOVE_CURSORS_PAST).param("contract", contract).param("session", session).param("marker", markerIndex).update();
+			this.jdbc.sql(END_UNITS_BEFORE).param("contract", contract).param("session", session).param("marker", markerIndex).update();
 			return this.jdbc.sql(CANCEL_SCHEDULES_BEFORE)
 				.param("contract", contract)
 				.param("session", session)

@@ -282,4 +282,120 @@ class PostgresWorkStoreIntegrationTests {
 		}
 	}
 
+	@Test
+	void theSweepSkipsExhaustedRowsAnotherTransactionHoldsAndDeadLettersThemNextTime() throws Exception {
+		try (HikariDataSource dataSource = TestPostgres.newSchemaDataSource("work_store_expire", 3)) {
+			PostgresSchema.migrate(dataSource);
+			PostgresEventStore events = new PostgresEventStore(dataSource);
+			PostgresWorkStore work = new PostgresWorkStore(dataSource, events, 10);
+			Instant now = Instant.now();
+			for (String session : List.of("s-1", "s-2")) {
+				events.append("chat", session, List.of(new EventToStore("e-1", "message.sent", "{}", null,
+						List.of(WorkUnit.head("echo", null), WorkUnit.cursor("projection", false, null)))));
+				assertThat(work.claim("chat", session, List.of("echo", "projection"), now, now.plusSeconds(1), 10)).hasSize(2);
+			}
+			Instant later = now.plus(Duration.ofMinutes(1));
+			JdbcClient jdbc = JdbcClient.create(dataSource);
+			try (Connection other = dataSource.getConnection()) {
+				// e.g. a clear of s-1, which takes its cursor rows before its units
+				other.setAutoCommit(false);
+				try (Statement statement = other.createStatement()) {
+					statement.execute("SELECT 1 FROM a2_cursor WHERE session_id = 's-1' FOR UPDATE");
+					statement.execute("SELECT 1 FROM a2_work WHERE session_id = 's-1' FOR UPDATE");
+				}
+				int expired = CompletableFuture.supplyAsync(() -> work.expireExhausted(later, 1, "exhausted"))
+					.get(30, TimeUnit.SECONDS);
+				assertThat(expired).as("s-2's unit and cursor").isEqualTo(2);
+				other.commit();
+			}
+			assertThat(work.expireExhausted(later, 1, "exhausted")).as("s-1's, the next time").isEqualTo(2);
+			assertThat(jdbc.sql("SELECT (SELECT count(*) FROM a2_work WHERE dead) + (SELECT count(*) FROM a2_cursor WHERE dead)")
+				.query(Integer.class).single()).isEqualTo(4);
+		}
+	}
+
+	@Test
+	void aClearBehindAFinishOfTwoCursorsAndAUnitWaitsForItAndBothGoThrough() throws Exception {
+		// the finish waits for a cursor row; the clear queues behind it for the same row
+		clearBehindAFinish("SELECT 1 FROM a2_cursor WHERE session_id = 's-1' AND consumer = 'audit' FOR UPDATE",
+				List.of("echo", "audit", "projection"));
+	}
+
+	@Test
+	void aClearBehindAFinishOfACursorAndAUnitWaitsForItAndBothGoThrough() throws Exception {
+		// the finish waits for its unit; the clear queues behind it
+		clearBehindAFinish("SELECT 1 FROM a2_work WHERE session_id = 's-1' AND consumer = 'echo' FOR UPDATE",
+				List.of("echo", "projection"));
+	}
+
+	/**
+	 * A finish of {@code consumers}' claims and a clear of their session, both waiting on a row another
+	 * transaction holds ({@code hold}). A clear that took the rows in another order than the finish
+	 * would close a cycle once that row is free; its connection looks for a deadlock sooner than the
+	 * finish's, so PostgreSQL would fail the clear, as it failed a user's Delete in the sample.
+	 */
+	private void clearBehindAFinish(String hold, List<String> consumers) throws Exception {
+		try (HikariDataSource dataSource = TestPostgres.newSchemaDataSource("work_store_clear", 4)) {
+			PostgresSchema.migrate(dataSource);
+			assumeFalse(new CitusTables(dataSource).distributed(), "PostgreSQL's deadlock detector on one database");
+			PostgresEventStore events = new PostgresEventStore(dataSource);
+			PostgresWorkStore work = new PostgresWorkStore(dataSource, events, 10);
+			events.append("chat", "s-1", List.of(new EventToStore("e-1", "message.sent", "{}", null, List.of(
+					WorkUnit.head("echo", null), WorkUnit.cursor("audit", false, null), WorkUnit.cursor("projection", false, null)))));
+			Instant now = Instant.now();
+			List<Claim> claims = work.claim("chat", "s-1", consumers, now, now.plus(Duration.ofSeconds(30)), 10);
+			assertThat(claims).hasSize(consumers.size());
+			JdbcClient jdbc = JdbcClient.create(dataSource);
+			try (Connection other = dataSource.getConnection(); Connection clearing = dataSource.getConnection()) {
+				other.setAutoCommit(false);
+				long holder;
+				try (Statement statement = other.createStatement()) {
+					statement.execute(hold);
+					var pid = statement.executeQuery("SELECT pg_backend_pid()");
+					pid.next();
+					holder = pid.getLong(1);
+				}
+				CompletableFuture<Set<UUID>> finish = CompletableFuture.supplyAsync(() -> work.finish(claims.stream()
+					.map((c) -> Finish.completed(c, List.of(), c.cursor() ? c.target() : c.index()))
+					.toList(), now));
+				await().atMost(Duration.ofSeconds(30)).until(() -> waitingOn(jdbc, holder) == 1);
+
+				try (Statement statement = clearing.createStatement()) {
+					statement.execute("SET deadlock_timeout = '10ms'");
+				}
+				SingleConnectionDataSource one = new SingleConnectionDataSource(clearing, true);
+				DataSourceTransactionManager transactions = new DataSourceTransactionManager(one);
+				PostgresEventStore clearEvents = new PostgresEventStore(one, transactions);
+				PostgresWorkStore clearWork = new PostgresWorkStore(one, transactions, clearEvents, 10);
+				// what Session.clear does
+				CompletableFuture<StoredEvent> clear = CompletableFuture.supplyAsync(() -> new TransactionTemplate(transactions)
+					.execute((status) -> {
+						StoredEvent marker = clearEvents.clear("chat", "s-1", null);
+						clearWork.endBefore("chat", "s-1", marker.index(), marker.clearIndex() + 1);
+						return marker;
+					}));
+				await().atMost(Duration.ofSeconds(30)).until(() -> waitingOn(jdbc, holder) == 2);
+				other.commit();
+
+				assertThat(finish.get(1, TimeUnit.MINUTES)).as("the finish, first in line, is accepted whole")
+					.containsExactlyInAnyOrderElementsOf(claims.stream().map(Claim::token).toList());
+				assertThat(clear.get(1, TimeUnit.MINUTES).index()).isEqualTo(2);
+			}
+			assertThat(jdbc.sql("SELECT count(*) FROM a2_work").query(Integer.class).single()).isZero();
+			assertThat(jdbc.sql("SELECT consumer || ' ' || position || ' ' || coalesce(claim::text, 'free') FROM a2_cursor ORDER BY consumer")
+				.query(String.class).list()).containsExactly("audit 2 free", "projection 2 free");
+		}
+	}
+
+	/** How many sessions wait, directly or behind another waiter, for what {@code holder} holds. */
+	private static int waitingOn(JdbcClient jdbc, long holder) {
+		return jdbc.sql("""
+				WITH RECURSIVE behind(pid) AS (
+				    SELECT :holder::int
+				    UNION
+				    SELECT a.pid FROM pg_stat_activity a JOIN behind b ON b.pid = ANY(pg_blocking_pids(a.pid))
+				)
+				SELECT count(*) - 1 FROM behind""").param("holder", holder).query(Integer.class).single();
+	}
+
 }
