@@ -349,6 +349,11 @@ public final class PostgresWorkStore implements WorkStore {
 			(SELECT c.contract, c.session_id FROM a2_cursor c JOIN mine m ON m.contract = c.contract AND m.consumer = c.consumer
 			 WHERE c.position < c.target AND %1$s LIMIT :limit)""".formatted(RUNNABLE);
 
+	/**
+	 * Creates the cursors by session, the order in which a group-commit round creates the same rows:
+	 * an insert waits for another transaction's uncommitted row of the same key, so in two orders each
+	 * could hold a row the other waits for.
+	 */
 	private static final String BACKFILL = """
 			INSERT INTO a2_cursor (contract, session_id, consumer, position, target, types)
 			SELECT s.contract, s.session_id, :consumer, s.cleared_at, s.last_index, :types::text[]
@@ -356,6 +361,7 @@ public final class PostgresWorkStore implements WorkStore {
 			WHERE s.contract = :contract AND s.last_index > s.cleared_at
 			  AND NOT EXISTS (SELECT 1 FROM a2_cursor k
 			                  WHERE k.contract = s.contract AND k.session_id = s.session_id AND k.consumer = :consumer)
+			ORDER BY s.session_id
 			LIMIT :limit
 			ON CONFLICT (contract, session_id, consumer) DO NOTHING""";
 

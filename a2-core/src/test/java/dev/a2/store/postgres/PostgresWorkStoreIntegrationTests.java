@@ -283,6 +283,44 @@ class PostgresWorkStoreIntegrationTests {
 	}
 
 	@Test
+	void aBackfillCreatesCursorsInTheOrderOfAnAppendRoundAndWaitsForItsRows() throws Exception {
+		try (HikariDataSource dataSource = TestPostgres.newSchemaDataSource("work_store_backfill", 3)) {
+			PostgresSchema.migrate(dataSource);
+			assumeFalse(new CitusTables(dataSource).distributed(), "PostgreSQL's deadlock detector on one database");
+			PostgresEventStore events = new PostgresEventStore(dataSource);
+			PostgresWorkStore work = new PostgresWorkStore(dataSource, events, 10);
+			// s-2 first, so that a scan in the table's order meets it first
+			for (String session : List.of("s-2", "s-1")) {
+				events.append("chat", session, List.of(new EventToStore("e-1", "message.sent", "{}", null)));
+			}
+			JdbcClient jdbc = JdbcClient.create(dataSource);
+			String round = "INSERT INTO a2_cursor (contract, session_id, consumer, position, target) VALUES ('chat', ?, 'audit', 0, 1)";
+			try (Connection other = dataSource.getConnection()) {
+				// a round of s-1 and s-2 creating the new consumer's cursors as the backfill starts
+				other.setAutoCommit(false);
+				long holder;
+				try (var insert = other.prepareStatement(round); Statement statement = other.createStatement()) {
+					insert.setString(1, "s-1");
+					insert.executeUpdate();
+					var pid = statement.executeQuery("SELECT pg_backend_pid()");
+					pid.next();
+					holder = pid.getLong(1);
+				}
+				CompletableFuture<Integer> backfill = CompletableFuture.supplyAsync(() -> work.backfill("chat", "audit", null, 10));
+				await().atMost(Duration.ofSeconds(30)).until(() -> waitingOn(jdbc, holder) == 1);
+				try (var insert = other.prepareStatement(round)) {
+					insert.setString(1, "s-2");
+					insert.executeUpdate();
+				}
+				other.commit();
+				assertThat(backfill.get(1, TimeUnit.MINUTES)).as("cursors the backfill created").isZero();
+			}
+			assertThat(jdbc.sql("SELECT session_id FROM a2_cursor WHERE consumer = 'audit' ORDER BY session_id")
+				.query(String.class).list()).containsExactly("s-1", "s-2");
+		}
+	}
+
+	@Test
 	void theSweepSkipsExhaustedRowsAnotherTransactionHoldsAndDeadLettersThemNextTime() throws Exception {
 		try (HikariDataSource dataSource = TestPostgres.newSchemaDataSource("work_store_expire", 3)) {
 			PostgresSchema.migrate(dataSource);
