@@ -356,7 +356,10 @@ public final class A2Server implements AutoCloseable {
 		return this.work;
 	}
 
-	/** Delivers a due scheduled task, in the transaction that took it. */
+	/**
+	 * Delivers a due scheduled task, in the transaction that took it. That transaction holds the
+	 * session's row, so the head read here stays the session's head until the delivery commits.
+	 */
 	void deliver(ScheduledTask task) {
 		Session session = session(task.contract(), task.session());
 		SessionHead head = this.events.head(task.contract(), task.session());
@@ -364,8 +367,7 @@ public final class A2Server implements AutoCloseable {
 			return;
 		}
 		if (task.events() == null) {
-			// a clear whose condition fails is dropped; one that races an append fails the delivery, and
-			// the next sweep finds the condition failed
+			// a clear whose condition fails is dropped
 			if (task.ifLastIndex() == null) {
 				session.clear();
 			}

@@ -6,6 +6,7 @@ import java.time.OffsetDateTime;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
@@ -16,6 +17,7 @@ import java.util.concurrent.atomic.AtomicReference;
 import dev.a2.TestContracts.MessageSent;
 import dev.a2.TestContracts.Note;
 import dev.a2.store.DeadLetter;
+import dev.a2.test.HeldRows;
 import io.micrometer.observation.tck.TestObservationRegistryAssert;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -489,6 +491,31 @@ class DrainIntegrationTests {
 		await().atMost(Duration.ofSeconds(20)).until(() -> !sweeper.isAlive());
 		assertThat(notes(kept)).extracting((e) -> e.payload(Note.class).text()).containsExactly("five minutes later");
 		assertThat(notes(cleared)).isEmpty();
+		assertThat(this.support.count("SELECT count(*) FROM a2_schedule")).isZero();
+	}
+
+	@Test
+	void aClearThatMeetsTheDeliveryOfItsSessionsScheduledAppendCancelsItAndBothGoThrough() throws Exception {
+		A2Server server = this.support.manualServer(Consumer.builder("chat", "idle").types("note").run((context) -> null));
+		Session session = server.session("chat", A2TestSupport.newSessionId());
+		session.append(message("hello"));
+		session.schedule("follow-up", this.support.clock.instant(), note("from before the clear"));
+		// an append of the session in flight: the clear, then the delivery of the task, queue behind it
+		try (LogCapture log = new LogCapture();
+				HeldRows held = HeldRows.hold(this.support.dataSource,
+						"SELECT 1 FROM a2_session WHERE session_id = '" + session.id() + "' FOR UPDATE")) {
+			CompletableFuture<Long> clear = CompletableFuture.supplyAsync(session::clear);
+			held.awaitWaiting(1);
+			CompletableFuture<Integer> sweep = CompletableFuture.supplyAsync(server::sweep);
+			held.awaitWaiting(2);
+			held.release();
+			assertThat(clear.get(1, TimeUnit.MINUTES)).isEqualTo(2);
+			sweep.get(1, TimeUnit.MINUTES);
+			// a delivery that failed (PostgreSQL breaking a deadlock with the clear) is only logged
+			assertThat(log.lines("Could not deliver a scheduled task")).isEmpty();
+		}
+		assertThat(session.history(0, 10).events()).as("the task the clear cancelled").isEmpty();
+		assertThat(session.history(0, 10).head()).isEqualTo(2);
 		assertThat(this.support.count("SELECT count(*) FROM a2_schedule")).isZero();
 	}
 

@@ -111,7 +111,8 @@ public interface WorkStore {
 
 	/**
 	 * Takes one due task (skipping tasks other instances are taking) and runs {@code delivery} in the
-	 * same transaction, so that it is delivered exactly once.
+	 * same transaction, so that it is delivered exactly once. That transaction holds the task's
+	 * session's row, as an append does, so the session does not change under the delivery.
 	 * @return whether a task was taken
 	 */
 	boolean deliverDue(Instant now, java.util.function.Consumer<ScheduledTask> delivery);

@@ -477,6 +477,14 @@ public final class PostgresWorkStore implements WorkStore {
 			SELECT contract, session_id, id FROM a2_schedule WHERE due_at <= :now ORDER BY due_at LIMIT :limit""";
 
 	/** Takes one task by its key unless another instance is taking it (its session's shard alone on Citus). */
+	/**
+	 * Locks the row of a task's session before the task: its delivery appends to the session or
+	 * clears it, and a clear takes the session's row before it deletes the session's tasks. It also
+	 * keeps the session where the delivery finds it until the delivery commits.
+	 */
+	private static final String LOCK_SESSION = """
+			SELECT 1 FROM a2_session WHERE contract = :contract AND session_id = :session FOR UPDATE""";
+
 	private static final String TAKE = """
 			DELETE FROM a2_schedule t
 			WHERE t.contract = :contract AND t.session_id = :session AND t.id = :id
@@ -953,6 +961,11 @@ public final class PostgresWorkStore implements WorkStore {
 				.list();
 			for (TaskKey candidate : due) {
 				boolean delivered = Boolean.TRUE.equals(this.transactions.execute((status) -> {
+					this.jdbc.sql(LOCK_SESSION)
+						.param("contract", candidate.contract())
+						.param("session", candidate.session())
+						.query((rs) -> {
+						});
 					List<ScheduledTask> taken = this.jdbc.sql(TAKE)
 						.param("contract", candidate.contract())
 						.param("session", candidate.session())

@@ -20,6 +20,7 @@ import dev.a2.store.Finish;
 import dev.a2.store.InstanceLiveness;
 import dev.a2.store.StoredEvent;
 import dev.a2.store.WorkUnit;
+import dev.a2.test.HeldRows;
 import dev.a2.test.TestPostgres;
 import org.junit.jupiter.api.Test;
 
@@ -293,28 +294,16 @@ class PostgresWorkStoreIntegrationTests {
 			for (String session : List.of("s-2", "s-1")) {
 				events.append("chat", session, List.of(new EventToStore("e-1", "message.sent", "{}", null)));
 			}
-			JdbcClient jdbc = JdbcClient.create(dataSource);
-			String round = "INSERT INTO a2_cursor (contract, session_id, consumer, position, target) VALUES ('chat', ?, 'audit', 0, 1)";
-			try (Connection other = dataSource.getConnection()) {
-				// a round of s-1 and s-2 creating the new consumer's cursors as the backfill starts
-				other.setAutoCommit(false);
-				long holder;
-				try (var insert = other.prepareStatement(round); Statement statement = other.createStatement()) {
-					insert.setString(1, "s-1");
-					insert.executeUpdate();
-					var pid = statement.executeQuery("SELECT pg_backend_pid()");
-					pid.next();
-					holder = pid.getLong(1);
-				}
+			String round = "INSERT INTO a2_cursor (contract, session_id, consumer, position, target) VALUES ('chat', '%s', 'audit', 0, 1)";
+			// a round of s-1 and s-2 creating the new consumer's cursors as the backfill starts
+			try (HeldRows held = HeldRows.hold(dataSource, round.formatted("s-1"))) {
 				CompletableFuture<Integer> backfill = CompletableFuture.supplyAsync(() -> work.backfill("chat", "audit", null, 10));
-				await().atMost(Duration.ofSeconds(30)).until(() -> waitingOn(jdbc, holder) == 1);
-				try (var insert = other.prepareStatement(round)) {
-					insert.setString(1, "s-2");
-					insert.executeUpdate();
-				}
-				other.commit();
+				held.awaitWaiting(1);
+				held.also(round.formatted("s-2"));
+				held.release();
 				assertThat(backfill.get(1, TimeUnit.MINUTES)).as("cursors the backfill created").isZero();
 			}
+			JdbcClient jdbc = JdbcClient.create(dataSource);
 			assertThat(jdbc.sql("SELECT session_id FROM a2_cursor WHERE consumer = 'audit' ORDER BY session_id")
 				.query(String.class).list()).containsExactly("s-1", "s-2");
 		}
@@ -334,17 +323,13 @@ class PostgresWorkStoreIntegrationTests {
 			}
 			Instant later = now.plus(Duration.ofMinutes(1));
 			JdbcClient jdbc = JdbcClient.create(dataSource);
-			try (Connection other = dataSource.getConnection()) {
-				// e.g. a clear of s-1, which takes its cursor rows before its units
-				other.setAutoCommit(false);
-				try (Statement statement = other.createStatement()) {
-					statement.execute("SELECT 1 FROM a2_cursor WHERE session_id = 's-1' FOR UPDATE");
-					statement.execute("SELECT 1 FROM a2_work WHERE session_id = 's-1' FOR UPDATE");
-				}
+			// e.g. a clear of s-1, which takes its cursor rows before its units
+			try (HeldRows held = HeldRows.hold(dataSource, "SELECT 1 FROM a2_cursor WHERE session_id = 's-1' FOR UPDATE",
+					"SELECT 1 FROM a2_work WHERE session_id = 's-1' FOR UPDATE")) {
 				int expired = CompletableFuture.supplyAsync(() -> work.expireExhausted(later, 1, "exhausted"))
 					.get(30, TimeUnit.SECONDS);
 				assertThat(expired).as("s-2's unit and cursor").isEqualTo(2);
-				other.commit();
+				held.release();
 			}
 			assertThat(work.expireExhausted(later, 1, "exhausted")).as("s-1's, the next time").isEqualTo(2);
 			assertThat(jdbc.sql("SELECT (SELECT count(*) FROM a2_work WHERE dead) + (SELECT count(*) FROM a2_cursor WHERE dead)")
@@ -383,20 +368,11 @@ class PostgresWorkStoreIntegrationTests {
 			Instant now = Instant.now();
 			List<Claim> claims = work.claim("chat", "s-1", consumers, now, now.plus(Duration.ofSeconds(30)), 10);
 			assertThat(claims).hasSize(consumers.size());
-			JdbcClient jdbc = JdbcClient.create(dataSource);
-			try (Connection other = dataSource.getConnection(); Connection clearing = dataSource.getConnection()) {
-				other.setAutoCommit(false);
-				long holder;
-				try (Statement statement = other.createStatement()) {
-					statement.execute(hold);
-					var pid = statement.executeQuery("SELECT pg_backend_pid()");
-					pid.next();
-					holder = pid.getLong(1);
-				}
+			try (HeldRows held = HeldRows.hold(dataSource, hold); Connection clearing = dataSource.getConnection()) {
 				CompletableFuture<Set<UUID>> finish = CompletableFuture.supplyAsync(() -> work.finish(claims.stream()
 					.map((c) -> Finish.completed(c, List.of(), c.cursor() ? c.target() : c.index()))
 					.toList(), now));
-				await().atMost(Duration.ofSeconds(30)).until(() -> waitingOn(jdbc, holder) == 1);
+				held.awaitWaiting(1);
 
 				try (Statement statement = clearing.createStatement()) {
 					statement.execute("SET deadlock_timeout = '10ms'");
@@ -412,28 +388,18 @@ class PostgresWorkStoreIntegrationTests {
 						clearWork.endBefore("chat", "s-1", marker.index(), marker.clearIndex() + 1);
 						return marker;
 					}));
-				await().atMost(Duration.ofSeconds(30)).until(() -> waitingOn(jdbc, holder) == 2);
-				other.commit();
+				held.awaitWaiting(2);
+				held.release();
 
 				assertThat(finish.get(1, TimeUnit.MINUTES)).as("the finish, first in line, is accepted whole")
 					.containsExactlyInAnyOrderElementsOf(claims.stream().map(Claim::token).toList());
 				assertThat(clear.get(1, TimeUnit.MINUTES).index()).isEqualTo(2);
 			}
+			JdbcClient jdbc = JdbcClient.create(dataSource);
 			assertThat(jdbc.sql("SELECT count(*) FROM a2_work").query(Integer.class).single()).isZero();
 			assertThat(jdbc.sql("SELECT consumer || ' ' || position || ' ' || coalesce(claim::text, 'free') FROM a2_cursor ORDER BY consumer")
 				.query(String.class).list()).containsExactly("audit 2 free", "projection 2 free");
 		}
-	}
-
-	/** How many sessions wait, directly or behind another waiter, for what {@code holder} holds. */
-	private static int waitingOn(JdbcClient jdbc, long holder) {
-		return jdbc.sql("""
-				WITH RECURSIVE behind(pid) AS (
-				    SELECT :holder::int
-				    UNION
-				    SELECT a.pid FROM pg_stat_activity a JOIN behind b ON b.pid = ANY(pg_blocking_pids(a.pid))
-				)
-				SELECT count(*) - 1 FROM behind""").param("holder", holder).query(Integer.class).single();
 	}
 
 }
