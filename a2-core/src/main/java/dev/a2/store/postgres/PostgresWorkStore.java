@@ -52,8 +52,10 @@ import org.springframework.transaction.support.TransactionTemplate;
  * leases lapse.
  * <p>
  * Writers that wait for rows take them in one order, so that two never wait on each other: a
- * session's row, then its cursor rows by consumer, then its units. Appends, finishes and clears
- * keep it; claims, renewals and the sweep skip a row that is locked rather than wait.
+ * session's row first (sessions by contract and id), then its cursor rows by consumer, then its
+ * units. Appends, finishes, clears, backfills and deliveries of scheduled tasks (the session's row
+ * before the task's) keep it; claims, renewals and the sweep's lapse and dead-lettering of leases
+ * skip a locked row rather than wait.
  * <p>
  * Every write runs in a transaction of the given transaction manager (joining the application's when
  * one is active), never on a bare pooled connection: a pool that hands out connections without
