@@ -30,6 +30,7 @@ import static dev.a2.TestContracts.note;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assumptions.assumeFalse;
 
 class DrainIntegrationTests {
 
@@ -496,6 +497,8 @@ class DrainIntegrationTests {
 
 	@Test
 	void aClearThatMeetsTheDeliveryOfItsSessionsScheduledAppendCancelsItAndBothGoThrough() throws Exception {
+		// on Citus the waits are on a worker, where the coordinator does not see who waits for whom
+		assumeFalse(A2TestSupport.onCitus(this.support.dataSource), "row locks seen on one PostgreSQL");
 		A2Server server = this.support.manualServer(Consumer.builder("chat", "idle").types("note").run((context) -> null));
 		Session session = server.session("chat", A2TestSupport.newSessionId());
 		session.append(message("hello"));

@@ -15,7 +15,8 @@ import static org.awaitility.Awaitility.await;
 /**
  * A transaction of the test's own that holds rows, so that the test can line A2's transactions up
  * behind it in the order it wants, then let them go: how a test makes two writers meet on the same
- * rows at the same time, without sleeping.
+ * rows at the same time, without sleeping. On one PostgreSQL: on Citus the waits are on the workers,
+ * where the coordinator does not see them.
  */
 public final class HeldRows implements AutoCloseable {
 

@@ -9,8 +9,8 @@ import org.springframework.dao.PessimisticLockingFailureException;
  * transaction changed nothing and the other one went on, so the next try can take its locks. A2's
  * writers take the rows they share in one order ({@link PostgresWorkStore}); this is for what that
  * cannot rule out (a finish appending into a session another cursor reads, a statement of the
- * application's taking A2's rows in another order). Never for a
- * transaction of the application's: that one is the caller's to run again.
+ * application's taking A2's rows in another order). Never for a transaction of the application's:
+ * that one is the caller's to run again.
  */
 final class DeadlockRetry {
 

@@ -478,7 +478,6 @@ public final class PostgresWorkStore implements WorkStore {
 	private static final String DUE_TASKS = """
 			SELECT contract, session_id, id FROM a2_schedule WHERE due_at <= :now ORDER BY due_at LIMIT :limit""";
 
-	/** Takes one task by its key unless another instance is taking it (its session's shard alone on Citus). */
 	/**
 	 * Locks the row of a task's session before the task: its delivery appends to the session or
 	 * clears it, and a clear takes the session's row before it deletes the session's tasks. It also
@@ -487,6 +486,7 @@ public final class PostgresWorkStore implements WorkStore {
 	private static final String LOCK_SESSION = """
 			SELECT 1 FROM a2_session WHERE contract = :contract AND session_id = :session FOR UPDATE""";
 
+	/** Takes one task by its key unless another instance is taking it (its session's shard alone on Citus). */
 	private static final String TAKE = """
 			DELETE FROM a2_schedule t
 			WHERE t.contract = :contract AND t.session_id = :session AND t.id = :id

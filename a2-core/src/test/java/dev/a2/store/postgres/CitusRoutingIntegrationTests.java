@@ -20,6 +20,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledIfEnvironmentVariable;
 
 import org.springframework.jdbc.core.simple.JdbcClient;
+import org.springframework.jdbc.datasource.DataSourceTransactionManager;
+import org.springframework.transaction.support.TransactionTemplate;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -123,6 +125,17 @@ class CitusRoutingIntegrationTests {
 			return null;
 		});
 		assertThat(events.history("chat", "s-1", 0, 100).events()).extracting(StoredEvent::id).containsExactly("e-1", "e-2");
+		// what Session.clear does, in one transaction: the marker, then the session's work ended
+		DataSourceTransactionManager transactions = new DataSourceTransactionManager(dataSource);
+		PostgresEventStore clearEvents = new PostgresEventStore(dataSource, transactions);
+		PostgresWorkStore clearWork = new PostgresWorkStore(dataSource, transactions, clearEvents, 10);
+		StoredEvent marker = oneShard("clear", () -> new TransactionTemplate(transactions).execute((status) -> {
+			StoredEvent cleared = clearEvents.clear("chat", "s-1", null);
+			clearWork.endBefore("chat", "s-1", cleared.index(), cleared.clearIndex() + 1);
+			return cleared;
+		}));
+		assertThat(marker.index()).isEqualTo(3);
+		assertThat(events.history("chat", "s-1", 0, 100).events()).isEmpty();
 	}
 
 	/** Runs {@code operation} and asserts it executed only single-shard statements, at least one. */
