@@ -218,28 +218,18 @@ class PostgresWorkStoreIntegrationTests {
 			PostgresEventStore events = new PostgresEventStore(dataSource);
 			List<WorkUnit> creates = List.of(WorkUnit.cursor("audit", false, null), WorkUnit.cursor("projection", false, null));
 			events.append("chat", "s-1", List.of(new EventToStore("e-1", "message.sent", "{}", null, creates)));
-			JdbcClient jdbc = JdbcClient.create(dataSource);
-			try (Connection other = dataSource.getConnection()) {
-				// a writer that takes the session's cursor rows against the append's order, and waits longer
-				// than the append before looking for a deadlock, so that PostgreSQL fails the append
-				other.setAutoCommit(false);
-				try (Statement statement = other.createStatement()) {
-					statement.execute("SET deadlock_timeout = '30s'");
-					statement.execute("SELECT 1 FROM a2_cursor WHERE session_id = 's-1' AND consumer = 'projection' FOR UPDATE");
-				}
+			// a writer that takes the session's cursor rows against the append's order, and waits longer
+			// than the append before looking for a deadlock, so that PostgreSQL fails the append
+			try (HeldRows held = HeldRows.hold(dataSource, "SET deadlock_timeout = '30s'",
+					"SELECT 1 FROM a2_cursor WHERE session_id = 's-1' AND consumer = 'projection' FOR UPDATE")) {
 				CompletableFuture<List<StoredEvent>> append = CompletableFuture.supplyAsync(() -> events.append("chat", "s-1",
 						List.of(new EventToStore("e-2", "message.sent", "{}", null, creates))));
-				await().atMost(Duration.ofSeconds(30)).until(() -> jdbc
-					// the append's text, as far as pg_stat_activity keeps it (1 kB by default)
-					.sql("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%INTO a2_session%'")
-					.query(Integer.class)
-					.single() == 1);
-				try (Statement statement = other.createStatement()) {
-					statement.execute("SELECT 1 FROM a2_cursor WHERE session_id = 's-1' AND consumer = 'audit' FOR UPDATE");
-				}
-				other.commit();
+				held.awaitWaiting(1);
+				held.also("SELECT 1 FROM a2_cursor WHERE session_id = 's-1' AND consumer = 'audit' FOR UPDATE");
+				held.release();
 				assertThat(append.get(1, TimeUnit.MINUTES)).extracting(StoredEvent::index).containsExactly(2L);
 			}
+			JdbcClient jdbc = JdbcClient.create(dataSource);
 			assertThat(jdbc.sql("SELECT idx FROM a2_event ORDER BY idx").query(Long.class).list()).containsExactly(1L, 2L);
 			assertThat(jdbc.sql("SELECT target FROM a2_cursor ORDER BY consumer").query(Long.class).list()).containsExactly(2L, 2L);
 		}
