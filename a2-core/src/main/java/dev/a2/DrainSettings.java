@@ -13,7 +13,8 @@ import java.time.Duration;
  * @param retryBase the back-off after the first failure; it doubles with each failure
  * @param retryMax the longest back-off
  * @param maxFailures failures (and attempts) after which a unit is dead-lettered
- * @param sweepBatch the most sessions with due work one sweep starts draining
+ * @param sweepBatch the most sessions with due work one sweep starts draining, and the most sessions
+ *     one sweep looks at for each backfilling consumer
  * @param cursorBatch the most events one claim of a fixed-lane cursor runs and completes together
  */
 public record DrainSettings(Duration lease, Duration heartbeat, int concurrency, int claimBatch, Duration retryBase,
@@ -62,6 +63,15 @@ public record DrainSettings(Duration lease, Duration heartbeat, int concurrency,
 	public DrainSettings withCursorBatch(int cursorBatch) {
 		return new DrainSettings(this.lease, this.heartbeat, this.concurrency, this.claimBatch, this.retryBase, this.retryMax,
 				this.maxFailures, this.sweepBatch, cursorBatch);
+	}
+
+	/**
+	 * These settings with another sweep batch: the most sessions with due work one sweep starts
+	 * draining, and the most sessions one sweep looks at for each backfilling consumer.
+	 */
+	public DrainSettings withSweepBatch(int sweepBatch) {
+		return new DrainSettings(this.lease, this.heartbeat, this.concurrency, this.claimBatch, this.retryBase, this.retryMax,
+				this.maxFailures, sweepBatch, this.cursorBatch);
 	}
 
 	/** These settings with another number of failures before a dead letter. */

@@ -209,6 +209,47 @@ class DrainIntegrationTests {
 	}
 
 	@Test
+	void aBackfillLooksAtASweepBatchOfSessionsEachSweepAndReachesThemAllInTurn() {
+		A2Server before = this.support.server();
+		List<String> sessions = new ArrayList<>();
+		for (int i = 1; i <= 5; i++) {
+			Session session = before.session("chat", "s-" + i);
+			session.append(message("before the consumer"));
+			sessions.add(session.id());
+		}
+		List<String> backfilled = new CopyOnWriteArrayList<>();
+		Consumer backfill = Consumer.builder("chat", "backfill").lane(Lane.fixed("all")).backfill(true).run((context) -> {
+			backfilled.add(context.session().id());
+			return null;
+		});
+		A2Server server = this.support.server(
+				DrainSettings.DEFAULTS.withLease(DrainTestSupport.LEASE).withSweepBatch(2), backfill);
+
+		server.sweep();
+		await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> assertThat(backfilled).hasSize(2));
+		assertThat(cursorsOf("backfill")).as("the first sweep looked at the first two sessions only")
+			.containsExactly("s-1", "s-2");
+		server.sweep();
+		server.sweep();
+		await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> assertThat(backfilled).hasSize(5));
+		assertThat(backfilled).containsExactlyInAnyOrderElementsOf(sessions);
+
+		// a session the walk has passed, written by an instance without the consumer, is reached when it starts over
+		before.session("chat", "s-0").append(message("behind the backfill"));
+		server.sweep();
+		await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> assertThat(backfilled).contains("s-0"));
+		assertThat(backfilled).hasSize(6);
+	}
+
+	private List<String> cursorsOf(String consumer) {
+		return this.support.jdbc()
+			.sql("SELECT session_id FROM a2_cursor WHERE consumer = ? ORDER BY session_id")
+			.param(consumer)
+			.query(String.class)
+			.list();
+	}
+
+	@Test
 	void aRerunAppendsNothingTwice() {
 		AtomicInteger attempts = new AtomicInteger();
 		Consumer flaky = Consumer.builder("chat", "flaky").types("message.sent").run((context) -> {

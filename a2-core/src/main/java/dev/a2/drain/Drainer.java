@@ -4,6 +4,8 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ThreadFactory;
@@ -53,6 +55,13 @@ public final class Drainer {
 	private final DrainSettings settings;
 
 	private final List<ConsumerRef> consumerRefs = new ArrayList<>();
+
+	/**
+	 * Where each backfilling consumer's backfill goes on at the next sweep: a sweep looks at the next
+	 * sweep-batch sessions only, and the sweeps walk them all over and over ("" starts over). Kept
+	 * here, not in the database: an instance that starts begins from the first session.
+	 */
+	private final Map<ConsumerRef, String> backfilledThrough = new ConcurrentHashMap<>();
 
 	private final RunningAttempts running;
 
@@ -179,7 +188,9 @@ public final class Drainer {
 		this.work.expireExhausted(now, this.settings.maxFailures(), EXHAUSTED);
 		for (Consumer consumer : this.host.consumers()) {
 			if (consumer.backfill()) {
-				this.work.backfill(consumer.contract(), consumer.name(), consumer.types(), this.settings.sweepBatch());
+				ConsumerRef ref = new ConsumerRef(consumer.contract(), consumer.name());
+				this.backfilledThrough.put(ref, this.work.backfill(consumer.contract(), consumer.name(), consumer.types(),
+						this.backfilledThrough.getOrDefault(ref, ""), this.settings.sweepBatch()));
 			}
 		}
 		try {

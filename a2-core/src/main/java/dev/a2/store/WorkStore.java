@@ -76,8 +76,16 @@ public interface WorkStore {
 	/** Sessions that have runnable work of these consumers, at most {@code limit}. */
 	List<SessionRef> sessionsWithDueWork(Instant now, Collection<ConsumerRef> consumers, int limit);
 
-	/** Creates missing cursors of a backfilling consumer, starting after each session's latest clear. */
-	int backfill(String contract, String consumer, @Nullable Set<String> types, int limit);
+	/**
+	 * Creates the missing cursors of a backfilling consumer among the next {@code limit} sessions of
+	 * its contract by session id, each cursor starting after its session's latest clear. It looks at
+	 * those sessions only, so what one call costs does not grow with the database: calls one after
+	 * the other, each going on where the last stopped, walk every session and then start over.
+	 * @param after the session id to go on after; {@code ""} to start from the first session
+	 * @return the session id the next call goes on after; {@code ""} when this call reached the last
+	 * session (or there is none)
+	 */
+	String backfill(String contract, String consumer, @Nullable Set<String> types, String after, int limit);
 
 	/**
 	 * Ends the work of the events before a clear marker: units deleted, cursors moved past it. Called

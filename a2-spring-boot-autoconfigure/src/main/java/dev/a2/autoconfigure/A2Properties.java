@@ -317,7 +317,8 @@ public class A2Properties {
 		private Duration sweepInterval = Duration.ofSeconds(1);
 
 		/**
-		 * The most sessions with due work one sweep starts draining.
+		 * The most sessions with due work one sweep starts draining, and the most sessions one
+		 * sweep looks at for each backfilling consumer (the sweeps go on where the last stopped).
 		 */
 		private int sweepBatch = 1000;
 

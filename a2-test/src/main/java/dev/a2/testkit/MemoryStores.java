@@ -178,8 +178,8 @@ final class MemoryStores implements EventStore, SnapshotStore, WorkStore {
 	}
 
 	@Override
-	public int backfill(String contract, String consumer, @Nullable Set<String> types, int limit) {
-		return 0;
+	public String backfill(String contract, String consumer, @Nullable Set<String> types, String after, int limit) {
+		return "";
 	}
 
 	@Override

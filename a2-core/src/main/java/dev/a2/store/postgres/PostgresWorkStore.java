@@ -12,6 +12,7 @@ import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.UUID;
@@ -352,6 +353,16 @@ public final class PostgresWorkStore implements WorkStore {
 			 WHERE c.position < c.target AND %1$s LIMIT :limit)""".formatted(RUNNABLE);
 
 	/**
+	 * The sessions a backfill looks at: the next {@code limit} by id. A backfill that looked for
+	 * missing cursors across the whole contract would read every session at every sweep once none is
+	 * missing any more.
+	 */
+	private static final String BACKFILL_WINDOW = """
+			SELECT count(*) AS scanned, max(w.session_id) AS reached
+			FROM (SELECT session_id FROM a2_session WHERE contract = :contract AND session_id > :after
+			      ORDER BY session_id LIMIT :limit) w""";
+
+	/**
 	 * Creates the cursors by session, the order in which a group-commit round creates the same rows:
 	 * an insert waits for another transaction's uncommitted row of the same key, so in two orders each
 	 * could hold a row the other waits for.
@@ -360,11 +371,11 @@ public final class PostgresWorkStore implements WorkStore {
 			INSERT INTO a2_cursor (contract, session_id, consumer, position, target, types)
 			SELECT s.contract, s.session_id, :consumer, s.cleared_at, s.last_index, :types::text[]
 			FROM a2_session s
-			WHERE s.contract = :contract AND s.last_index > s.cleared_at
+			WHERE s.contract = :contract AND s.session_id > :after AND s.session_id <= :reached
+			  AND s.last_index > s.cleared_at
 			  AND NOT EXISTS (SELECT 1 FROM a2_cursor k
 			                  WHERE k.contract = s.contract AND k.session_id = s.session_id AND k.consumer = :consumer)
 			ORDER BY s.session_id
-			LIMIT :limit
 			ON CONFLICT (contract, session_id, consumer) DO NOTHING""";
 
 	private static final String END_UNITS_BEFORE = """
@@ -847,13 +858,29 @@ public final class PostgresWorkStore implements WorkStore {
 	}
 
 	@Override
-	public int backfill(String contract, String consumer, @Nullable Set<String> types, int limit) {
-		return StoreFailures.guard(() -> this.transactions.execute((status) -> this.jdbc.sql(BACKFILL)
-			.param("contract", contract)
-			.param("consumer", consumer)
-			.param("types", (types != null) ? SqlArrays.literal(new TreeSet<>(types)) : null, java.sql.Types.VARCHAR)
-			.param("limit", limit)
-			.update()));
+	public String backfill(String contract, String consumer, @Nullable Set<String> types, String after, int limit) {
+		return StoreFailures.guard(() -> {
+			Window window = this.jdbc.sql(BACKFILL_WINDOW)
+				.param("contract", contract)
+				.param("after", after)
+				.param("limit", limit)
+				.query((rs, row) -> new Window(rs.getInt("scanned"), rs.getString("reached")))
+				.single();
+			if (window.scanned() > 0) {
+				this.jdbc.sql(BACKFILL)
+					.param("contract", contract)
+					.param("consumer", consumer)
+					.param("types", (types != null) ? SqlArrays.literal(new TreeSet<>(types)) : null, java.sql.Types.VARCHAR)
+					.param("after", after)
+					.param("reached", window.reached())
+					.update();
+			}
+			// fewer than asked for: that was the last of the contract's sessions
+			return (window.scanned() < limit) ? "" : Objects.requireNonNull(window.reached());
+		});
+	}
+
+	private record Window(int scanned, @Nullable String reached) {
 	}
 
 	@Override

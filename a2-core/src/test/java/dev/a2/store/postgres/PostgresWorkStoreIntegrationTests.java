@@ -12,6 +12,7 @@ import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Supplier;
 
 import com.zaxxer.hikari.HikariDataSource;
 import dev.a2.store.Claim;
@@ -287,15 +288,49 @@ class PostgresWorkStoreIntegrationTests {
 			String round = "INSERT INTO a2_cursor (contract, session_id, consumer, position, target) VALUES ('chat', '%s', 'audit', 0, 1)";
 			// a round of s-1 and s-2 creating the new consumer's cursors as the backfill starts
 			try (HeldRows held = HeldRows.hold(dataSource, round.formatted("s-1"))) {
-				CompletableFuture<Integer> backfill = CompletableFuture.supplyAsync(() -> work.backfill("chat", "audit", null, 10));
+				CompletableFuture<String> backfill = CompletableFuture.supplyAsync(() -> work.backfill("chat", "audit", null, "", 10));
 				held.awaitWaiting(1);
 				held.also(round.formatted("s-2"));
 				held.release();
-				assertThat(backfill.get(1, TimeUnit.MINUTES)).as("cursors the backfill created").isZero();
+				assertThat(backfill.get(1, TimeUnit.MINUTES)).as("it reached the last session").isEmpty();
 			}
 			JdbcClient jdbc = JdbcClient.create(dataSource);
 			assertThat(jdbc.sql("SELECT session_id FROM a2_cursor WHERE consumer = 'audit' ORDER BY session_id")
 				.query(String.class).list()).containsExactly("s-1", "s-2");
+		}
+	}
+
+	@Test
+	void aBackfillLooksAtTheNextSessionsOnlyAndSaysWhereToGoOn() {
+		try (HikariDataSource dataSource = TestPostgres.newSchemaDataSource("work_store_backfill_window", 3)) {
+			PostgresSchema.migrate(dataSource);
+			PostgresEventStore events = new PostgresEventStore(dataSource);
+			PostgresWorkStore work = new PostgresWorkStore(dataSource, events, 10);
+			for (String session : List.of("s-1", "s-2", "s-3", "s-4", "s-5")) {
+				events.append("chat", session, List.of(new EventToStore("e-1", "message.sent", "{}", null)));
+			}
+			events.append("chat", "s-3", List.of(new EventToStore("e-2", "message.sent", "{}", null,
+					List.of(WorkUnit.cursor("audit", true, null)))));
+			events.append("other", "s-1", List.of(new EventToStore("e-1", "message.sent", "{}", null)));
+			JdbcClient jdbc = JdbcClient.create(dataSource);
+			Supplier<List<String>> cursors = () -> jdbc
+				.sql("SELECT contract || '/' || session_id || ' ' || position || '..' || target FROM a2_cursor "
+						+ "WHERE consumer = 'audit' ORDER BY contract, session_id")
+				.query(String.class)
+				.list();
+
+			assertThat(work.backfill("chat", "audit", null, "", 2)).isEqualTo("s-2");
+			assertThat(cursors.get()).containsExactly("chat/s-1 0..1", "chat/s-2 0..1", "chat/s-3 0..2");
+			assertThat(work.backfill("chat", "audit", null, "s-2", 2)).as("s-3 had its cursor").isEqualTo("s-4");
+			assertThat(work.backfill("chat", "audit", null, "s-4", 2)).as("fewer than 2 left: the end").isEmpty();
+			assertThat(cursors.get()).containsExactly("chat/s-1 0..1", "chat/s-2 0..1", "chat/s-3 0..2", "chat/s-4 0..1",
+					"chat/s-5 0..1");
+
+			// as many sessions left as asked for: the end shows at the next call, which looks at none
+			assertThat(work.backfill("chat", "audit", null, "s-3", 2)).isEqualTo("s-5");
+			assertThat(work.backfill("chat", "audit", null, "s-5", 2)).isEmpty();
+			assertThat(work.backfill("nothing", "audit", null, "", 2)).isEmpty();
+			assertThat(cursors.get()).as("nothing created twice, no other contract's").hasSize(5);
 		}
 	}
 
