@@ -229,15 +229,19 @@ class DrainIntegrationTests {
 		await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> assertThat(backfilled).hasSize(2));
 		assertThat(cursorsOf("backfill")).as("the first sweep looked at the first two sessions only")
 			.containsExactly("s-1", "s-2");
-		server.sweep();
-		server.sweep();
-		await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> assertThat(backfilled).hasSize(5));
+		// a sweep also starts at most a sweep batch of sessions with due work: sweep until all ran
+		await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> {
+			server.sweep();
+			assertThat(backfilled).hasSize(5);
+		});
 		assertThat(backfilled).containsExactlyInAnyOrderElementsOf(sessions);
 
 		// a session the walk has passed, written by an instance without the consumer, is reached when it starts over
 		before.session("chat", "s-0").append(message("behind the backfill"));
-		server.sweep();
-		await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> assertThat(backfilled).contains("s-0"));
+		await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> {
+			server.sweep();
+			assertThat(backfilled).contains("s-0");
+		});
 		assertThat(backfilled).hasSize(6);
 	}
 
@@ -560,6 +564,36 @@ class DrainIntegrationTests {
 		}
 		assertThat(session.history(0, 10).events()).as("the task the clear cancelled").isEmpty();
 		assertThat(session.history(0, 10).head()).isEqualTo(2);
+		assertThat(this.support.count("SELECT count(*) FROM a2_schedule")).isZero();
+	}
+
+	@Test
+	void aClearOfASessionNeverWrittenThatMeetsTheDeliveryOfItsTaskCancelsItAndBothGoThrough() throws Exception {
+		assumeFalse(A2TestSupport.onCitus(this.support.dataSource), "row locks seen on one PostgreSQL");
+		A2Server server = this.support.manualServer(Consumer.builder("chat", "idle").types("note").run((context) -> null));
+		Session session = server.session("chat", A2TestSupport.newSessionId());
+		session.schedule("first-words", this.support.clock.instant(), note("scheduled before anything was said"));
+		// a cursor of the session another transaction holds (say, a finish), for the clear to wait on once it
+		// has created the session's row
+		this.support.jdbc()
+			.sql("INSERT INTO a2_cursor (contract, session_id, consumer, position, target) VALUES ('chat', ?, 'audit', 0, 0)")
+			.param(session.id())
+			.update();
+		try (LogCapture log = new LogCapture();
+				HeldRows held = HeldRows.hold(this.support.dataSource,
+						"SELECT 1 FROM a2_cursor WHERE session_id = '" + session.id() + "' FOR UPDATE")) {
+			CompletableFuture<Long> clear = CompletableFuture.supplyAsync(session::clear);
+			held.awaitWaiting(1);
+			// the delivery of the task meets the session's row the clear created and has not committed
+			CompletableFuture<Integer> sweep = CompletableFuture.supplyAsync(server::sweep);
+			held.awaitWaiting(2);
+			held.release();
+			assertThat(clear.get(1, TimeUnit.MINUTES)).isEqualTo(1);
+			sweep.get(1, TimeUnit.MINUTES);
+			assertThat(log.lines("Could not deliver a scheduled task")).isEmpty();
+		}
+		assertThat(session.history(0, 10).events()).as("the task the clear cancelled").isEmpty();
+		assertThat(session.history(0, 10).head()).isEqualTo(1);
 		assertThat(this.support.count("SELECT count(*) FROM a2_schedule")).isZero();
 	}
 

@@ -492,10 +492,14 @@ public final class PostgresWorkStore implements WorkStore {
 	/**
 	 * Locks the row of a task's session before the task: its delivery appends to the session or
 	 * clears it, and a clear takes the session's row before it deletes the session's tasks. It also
-	 * keeps the session where the delivery finds it until the delivery commits.
+	 * keeps the session where the delivery finds it until the delivery commits. A session never
+	 * written has no row yet: it is created here (as the append would create it, after the task's
+	 * row), since a clear of it creates the row and then waits for the task's. {@code WHERE false}
+	 * locks an existing row without writing a new version of it.
 	 */
 	private static final String LOCK_SESSION = """
-			SELECT 1 FROM a2_session WHERE contract = :contract AND session_id = :session FOR UPDATE""";
+			INSERT INTO a2_session AS s (contract, session_id) VALUES (:contract, :session)
+			ON CONFLICT (contract, session_id) DO UPDATE SET last_index = s.last_index WHERE false""";
 
 	/** Takes one task by its key unless another instance is taking it (its session's shard alone on Citus). */
 	private static final String TAKE = """
@@ -859,7 +863,7 @@ public final class PostgresWorkStore implements WorkStore {
 
 	@Override
 	public String backfill(String contract, String consumer, @Nullable Set<String> types, String after, int limit) {
-		return StoreFailures.guard(() -> {
+		return StoreFailures.guard(() -> this.transactions.execute((status) -> {
 			Window window = this.jdbc.sql(BACKFILL_WINDOW)
 				.param("contract", contract)
 				.param("after", after)
@@ -877,7 +881,7 @@ public final class PostgresWorkStore implements WorkStore {
 			}
 			// fewer than asked for: that was the last of the contract's sessions
 			return (window.scanned() < limit) ? "" : Objects.requireNonNull(window.reached());
-		});
+		}));
 	}
 
 	private record Window(int scanned, @Nullable String reached) {
@@ -993,8 +997,7 @@ public final class PostgresWorkStore implements WorkStore {
 					this.jdbc.sql(LOCK_SESSION)
 						.param("contract", candidate.contract())
 						.param("session", candidate.session())
-						.query((rs) -> {
-						});
+						.update();
 					List<ScheduledTask> taken = this.jdbc.sql(TAKE)
 						.param("contract", candidate.contract())
 						.param("session", candidate.session())
