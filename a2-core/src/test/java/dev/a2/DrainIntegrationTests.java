@@ -549,22 +549,8 @@ class DrainIntegrationTests {
 		session.append(message("hello"));
 		session.schedule("follow-up", this.support.clock.instant(), note("from before the clear"));
 		// an append of the session in flight: the clear, then the delivery of the task, queue behind it
-		try (LogCapture log = new LogCapture();
-				HeldRows held = HeldRows.hold(this.support.dataSource,
-						"SELECT 1 FROM a2_session WHERE session_id = '" + session.id() + "' FOR UPDATE")) {
-			CompletableFuture<Long> clear = CompletableFuture.supplyAsync(session::clear);
-			held.awaitWaiting(1);
-			CompletableFuture<Integer> sweep = CompletableFuture.supplyAsync(server::sweep);
-			held.awaitWaiting(2);
-			held.release();
-			assertThat(clear.get(1, TimeUnit.MINUTES)).isEqualTo(2);
-			sweep.get(1, TimeUnit.MINUTES);
-			// a delivery that failed (PostgreSQL breaking a deadlock with the clear) is only logged
-			assertThat(log.lines("Could not deliver a scheduled task")).isEmpty();
-		}
-		assertThat(session.history(0, 10).events()).as("the task the clear cancelled").isEmpty();
-		assertThat(session.history(0, 10).head()).isEqualTo(2);
-		assertThat(this.support.count("SELECT count(*) FROM a2_schedule")).isZero();
+		clearThenDeliveryBehind(server, session, "SELECT 1 FROM a2_session WHERE session_id = '" + session.id() + "' FOR UPDATE",
+				2);
 	}
 
 	@Test
@@ -579,21 +565,30 @@ class DrainIntegrationTests {
 			.sql("INSERT INTO a2_cursor (contract, session_id, consumer, position, target) VALUES ('chat', ?, 'audit', 0, 0)")
 			.param(session.id())
 			.update();
-		try (LogCapture log = new LogCapture();
-				HeldRows held = HeldRows.hold(this.support.dataSource,
-						"SELECT 1 FROM a2_cursor WHERE session_id = '" + session.id() + "' FOR UPDATE")) {
+		// the delivery of the task then meets the session's row the clear created and has not committed
+		clearThenDeliveryBehind(server, session, "SELECT 1 FROM a2_cursor WHERE session_id = '" + session.id() + "' FOR UPDATE",
+				1);
+	}
+
+	/**
+	 * Lines a clear of the session, then a sweep that delivers its due task, up behind a transaction of
+	 * the test's holding a row, lets them go, and checks that both went through and the task was
+	 * cancelled.
+	 */
+	private void clearThenDeliveryBehind(A2Server server, Session session, String holdRow, long marker) throws Exception {
+		try (LogCapture log = new LogCapture(); HeldRows held = HeldRows.hold(this.support.dataSource, holdRow)) {
 			CompletableFuture<Long> clear = CompletableFuture.supplyAsync(session::clear);
 			held.awaitWaiting(1);
-			// the delivery of the task meets the session's row the clear created and has not committed
 			CompletableFuture<Integer> sweep = CompletableFuture.supplyAsync(server::sweep);
 			held.awaitWaiting(2);
 			held.release();
-			assertThat(clear.get(1, TimeUnit.MINUTES)).isEqualTo(1);
+			assertThat(clear.get(1, TimeUnit.MINUTES)).isEqualTo(marker);
 			sweep.get(1, TimeUnit.MINUTES);
+			// a delivery that failed (PostgreSQL breaking a deadlock with the clear) is only logged
 			assertThat(log.lines("Could not deliver a scheduled task")).isEmpty();
 		}
 		assertThat(session.history(0, 10).events()).as("the task the clear cancelled").isEmpty();
-		assertThat(session.history(0, 10).head()).isEqualTo(1);
+		assertThat(session.history(0, 10).head()).isEqualTo(marker);
 		assertThat(this.support.count("SELECT count(*) FROM a2_schedule")).isZero();
 	}
 
