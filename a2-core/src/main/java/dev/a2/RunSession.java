@@ -123,14 +123,16 @@ public final class RunSession {
 	public void schedule(String name, Instant at, NewEvent... events) {
 		String id = DerivedIds.schedule(this.session.contract().name(), this.session.id(), this.trigger.id(), name,
 				this.trigger.clearIndex(), this.consumer.name());
-		this.session.scheduleTask(id, at, Arrays.asList(events), null, false);
+		// the task belongs to the trigger's time: a clear since then cancels it, as it ended the run
+		this.session.scheduleTask(id, at, Arrays.asList(events), null, false, this.trigger.clearIndex());
 	}
 
 	/** Clears the session after {@code delay} if its last index is then still {@code ifLastIndex}. */
 	public void scheduleClear(String name, Duration delay, @Nullable Long ifLastIndex) {
 		String id = DerivedIds.scheduleClear(this.session.contract().name(), this.session.id(), this.trigger.id(), name,
 				this.trigger.clearIndex(), ifLastIndex, this.consumer.name());
-		this.session.scheduleTask(id, this.session.server().clock().instant().plus(delay), List.of(), ifLastIndex, true);
+		this.session.scheduleTask(id, this.session.server().clock().instant().plus(delay), List.of(), ifLastIndex, true,
+				this.trigger.clearIndex());
 	}
 
 	/** Clears the session: a marker, history and state start over, the pending work of earlier events ends. */

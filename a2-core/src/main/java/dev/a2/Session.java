@@ -442,21 +442,29 @@ public final class Session {
 	 * the same {@code name} again before the next clear is a no-op; a clear cancels the task.
 	 */
 	public void schedule(String name, Instant at, NewEvent... events) {
-		String id = DerivedIds.schedule(this.contract.name(), this.id, "", name, currentClearIndex(), null);
-		scheduleTask(id, at, Arrays.asList(events), null, false);
+		int clearIndex = currentClearIndex();
+		String id = DerivedIds.schedule(this.contract.name(), this.id, "", name, clearIndex, null);
+		scheduleTask(id, at, Arrays.asList(events), null, false, clearIndex);
 	}
 
 	/** Clears the session at {@code at} if its last index is then still {@code ifLastIndex}. */
 	public void scheduleClear(String name, Instant at, @Nullable Long ifLastIndex) {
-		String id = DerivedIds.scheduleClear(this.contract.name(), this.id, "", name, currentClearIndex(), ifLastIndex, null);
-		scheduleTask(id, at, List.of(), ifLastIndex, true);
+		int clearIndex = currentClearIndex();
+		String id = DerivedIds.scheduleClear(this.contract.name(), this.id, "", name, clearIndex, ifLastIndex, null);
+		scheduleTask(id, at, List.of(), ifLastIndex, true, clearIndex);
 	}
 
 	private int currentClearIndex() {
 		return this.server.events.head(this.contract.name(), this.id).clearIndex();
 	}
 
-	void scheduleTask(String taskId, Instant at, List<NewEvent> events, @Nullable Long ifLastIndex, boolean clear) {
+	/**
+	 * Stores a task for the sweep to deliver at {@code at}. Its delivery drops it unless the session's
+	 * clear index is then still {@code clearIndex}: a clear cancels the tasks of the time before it,
+	 * whenever they are stored (a run of an event from before the clear may go on after it).
+	 */
+	void scheduleTask(String taskId, Instant at, List<NewEvent> events, @Nullable Long ifLastIndex, boolean clear,
+			int clearIndex) {
 		WorkStore work = this.server.work;
 		if (work == null) {
 			throw new IllegalStateException("scheduling needs a work store; build the A2Server with a DataSource");
@@ -471,8 +479,7 @@ public final class Session {
 			}
 			payload = this.server.payloads.writeScheduled(prepareAll(withIds, null, true).stream().map(Prepared::toStore).toList());
 		}
-		work.schedule(new WorkStore.ScheduledTask(this.contract.name(), this.id, taskId, at, currentClearIndex(), payload,
-				ifLastIndex));
+		work.schedule(new WorkStore.ScheduledTask(this.contract.name(), this.id, taskId, at, clearIndex, payload, ifLastIndex));
 	}
 
 	A2Server server() {

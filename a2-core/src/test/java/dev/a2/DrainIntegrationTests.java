@@ -610,6 +610,56 @@ class DrainIntegrationTests {
 		assertThat(busy.history(0, 10).events()).hasSize(2);
 	}
 
+	@Test
+	void whatARunOfAnEventFromBeforeAClearSchedulesAfterItIsNeverDelivered() throws Exception {
+		CountDownLatch running = new CountDownLatch(1);
+		CountDownLatch cleared = new CountDownLatch(1);
+		CountDownLatch scheduled = new CountDownLatch(1);
+		A2Server server = this.support.server(Consumer.builder("chat", "expiry").types("message.sent").run((context) -> {
+			running.countDown();
+			// a consumer that does not look at its abort signal: the clear aborts the run, and it goes on
+			awaitIgnoringInterrupts(cleared);
+			try {
+				context.session().scheduleClear("expire", Duration.ZERO, null);
+				context.session().schedule("follow-up", Duration.ZERO, note("from before the clear"));
+			}
+			finally {
+				scheduled.countDown();
+			}
+			return null;
+		}));
+		Session session = server.session("chat", A2TestSupport.newSessionId());
+		session.append(message("hello"));
+		assertThat(running.await(20, TimeUnit.SECONDS)).isTrue();
+		assertThat(session.clear()).isEqualTo(2);
+		cleared.countDown();
+		assertThat(scheduled.await(20, TimeUnit.SECONDS)).isTrue();
+
+		await().atMost(Duration.ofSeconds(20)).until(() -> {
+			server.sweep();
+			return this.support.count("SELECT count(*) FROM a2_schedule WHERE session_id = ?", session.id()) == 0;
+		});
+		// the clear cancelled the tasks of the events before it, scheduled before it or after
+		assertThat(session.history(0, 10).head()).as("no second clear, no follow-up").isEqualTo(2);
+		assertThat(session.history(0, 10).events()).isEmpty();
+	}
+
+	private static void awaitIgnoringInterrupts(CountDownLatch latch) {
+		boolean interrupted = false;
+		while (true) {
+			try {
+				latch.await();
+				break;
+			}
+			catch (InterruptedException ex) {
+				interrupted = true;
+			}
+		}
+		if (interrupted) {
+			Thread.currentThread().interrupt();
+		}
+	}
+
 	/** A handler that counts the runs going on at once, keeping the most it saw. */
 	private static Consumer.Handler counted(AtomicInteger running, AtomicInteger most, List<String> ran) {
 		return (context) -> {
