@@ -2,6 +2,7 @@ package dev.a2.testkit;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.security.SecureRandom;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;
@@ -22,6 +23,12 @@ import org.jspecify.annotations.Nullable;
 public final class TestDatabase {
 
 	private static final AtomicInteger schemas = new AtomicInteger();
+
+	/**
+	 * This JVM's mark in its schemas' names: a server that outlives the JVM ({@code A2_TEST_JDBC_URL})
+	 * keeps the schemas of earlier test runs, whose counters started at 1 as well.
+	 */
+	private static final String RUN = String.format(Locale.ROOT, "%08x", new SecureRandom().nextInt());
 
 	private static @Nullable Server server;
 
@@ -48,10 +55,10 @@ public final class TestDatabase {
 
 	/** Creates a fresh schema named after {@code owner}, and answers its name. */
 	public static String newSchema(String owner) {
-		String schema = "a2t_" + owner.toLowerCase(Locale.ROOT).replaceAll("[^a-z0-9]+", "_") + "_" + schemas.incrementAndGet();
-		if (schema.length() > 60) {
-			schema = schema.substring(0, 40) + "_" + schemas.get();
-		}
+		String number = RUN + "_" + schemas.incrementAndGet();
+		String name = owner.toLowerCase(Locale.ROOT).replaceAll("[^a-z0-9]+", "_");
+		// PostgreSQL keeps the first 63 bytes of a name: the owner gives way, never the number
+		String schema = "a2t_" + name.substring(0, Math.min(name.length(), 40)) + "_" + number;
 		try (HikariDataSource admin = dataSource(server().jdbcUrl(), 1);
 				Connection connection = admin.getConnection();
 				Statement statement = connection.createStatement()) {
