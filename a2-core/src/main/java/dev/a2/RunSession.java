@@ -54,6 +54,8 @@ public final class RunSession {
 	 * Appends now (visible to readers at once). Events without an id get one derived from the
 	 * trigger, {@code name} and their position, so the same call in a re-run appends nothing new.
 	 * @param name names this append among the run's appends
+	 * @throws A2Exception {@code ABORTED} when the session was cleared since the trigger (the clear
+	 * aborted the run): nothing is appended
 	 */
 	public List<Event> append(String name, NewEvent... events) {
 		List<NewEvent> withIds = new ArrayList<>(events.length);
@@ -63,7 +65,8 @@ public final class RunSession {
 					: DerivedIds.appendedEvent(this.trigger.id(), name, i, this.consumer.name());
 			withIds.add(new NewEvent(event.type(), event.payload(), id));
 		}
-		return this.session.append(withIds, this.cause, true);
+		// a clear since the trigger ended this run: nothing it goes on to append lands after the clear
+		return this.session.append(withIds, this.cause, true, this.trigger.clearIndex());
 	}
 
 	/** The reducer's state as of the triggering event, however far the log has moved on. */

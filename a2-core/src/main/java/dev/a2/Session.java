@@ -87,19 +87,28 @@ public final class Session {
 	 * @param derivedIds whether ids shaped like A2's derived ids are allowed (they are, for runs)
 	 */
 	List<Event> append(List<NewEvent> events, @Nullable Cause cause, boolean derivedIds) {
+		return append(events, cause, derivedIds, null);
+	}
+
+	/**
+	 * @param clearIndex the clear index the session must still have ({@code null}: any), or the
+	 * append fails with {@code ABORTED} and stores nothing: a run's, its trigger's
+	 */
+	List<Event> append(List<NewEvent> events, @Nullable Cause cause, boolean derivedIds, @Nullable Integer clearIndex) {
 		return Observation.createNotStarted(A2Observations.APPEND, this.server.observations)
 			.lowCardinalityKeyValue(A2Observations.CONTRACT, this.contract.name())
 			.highCardinalityKeyValue(A2Observations.SESSION, this.id)
-			.observe(() -> appendObserved(events, cause, derivedIds));
+			.observe(() -> appendObserved(events, cause, derivedIds, clearIndex));
 	}
 
-	private List<Event> appendObserved(List<NewEvent> events, @Nullable Cause cause, boolean derivedIds) {
+	private List<Event> appendObserved(List<NewEvent> events, @Nullable Cause cause, boolean derivedIds,
+			@Nullable Integer clearIndex) {
 		List<Prepared> prepared = prepareAll(events, cause, derivedIds);
 		List<EventToStore> toStore = prepared.stream().map(Prepared::toStore).toList();
 		AppendLeases leases = leaseAhead(toStore);
 		try {
 			List<StoredEvent> stored = this.server.events.append(this.contract.name(), this.id,
-					(leases != null) ? leases.events() : toStore);
+					(leases != null) ? leases.events() : toStore, clearIndex);
 			List<Event> result = new ArrayList<>(stored.size());
 			List<Event> appendedNow = new ArrayList<>();
 			List<StoredEvent> storedNow = new ArrayList<>();

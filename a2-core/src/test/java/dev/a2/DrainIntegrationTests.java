@@ -644,6 +644,41 @@ class DrainIntegrationTests {
 		assertThat(session.history(0, 10).events()).isEmpty();
 	}
 
+	@Test
+	void aRunOfAnEventFromBeforeAClearAppendsNothingAfterIt() throws Exception {
+		CountDownLatch running = new CountDownLatch(1);
+		CountDownLatch cleared = new CountDownLatch(1);
+		CompletableFuture<Throwable> refused = new CompletableFuture<>();
+		A2Server server = this.support.server(Consumer.builder("chat", "replier").types("message.sent").run((context) -> {
+			running.countDown();
+			// a reply still streaming when the user starts the conversation over, its code not looking
+			// at the abort signal
+			awaitIgnoringInterrupts(cleared);
+			try {
+				context.session().append("late", note("the rest of an answer to a question gone"));
+				refused.complete(null);
+			}
+			catch (RuntimeException ex) {
+				refused.complete(ex);
+			}
+			return null;
+		}));
+		Session session = server.session("chat", A2TestSupport.newSessionId());
+		session.append(message("hello"));
+		assertThat(running.await(20, TimeUnit.SECONDS)).isTrue();
+		assertThat(session.clear()).isEqualTo(2);
+		cleared.countDown();
+
+		assertThat(refused.get(20, TimeUnit.SECONDS)).isInstanceOfSatisfying(A2Exception.class,
+				(ex) -> assertThat(ex.code()).isEqualTo(ErrorCode.ABORTED));
+		assertThat(session.history(0, 10).head()).isEqualTo(2);
+		assertThat(session.history(0, 10).events()).isEmpty();
+		// a run of an event after the clear appends as ever
+		session.append(message("a new question"));
+		await().atMost(Duration.ofSeconds(20)).until(() -> notes(session).size() == 1);
+		assertThat(session.history(0, 10).events()).extracting(Event::index).containsExactly(3L, 4L);
+	}
+
 	private static void awaitIgnoringInterrupts(CountDownLatch latch) {
 		boolean interrupted = false;
 		while (true) {

@@ -20,7 +20,19 @@ public interface EventStore {
 	 * already exists in the session is not appended again: its stored row answers in its place.
 	 * @return one stored event per input event, in input order
 	 */
-	List<StoredEvent> append(String contract, String session, List<EventToStore> events);
+	default List<StoredEvent> append(String contract, String session, List<EventToStore> events) {
+		return append(contract, session, events, null);
+	}
+
+	/**
+	 * Appends as {@link #append(String, String, List)} does, but only while the session's clear index
+	 * is still {@code clearIndex} ({@code null}: whatever it is). A consumer's run appends with its
+	 * trigger's clear index: a clear ends the runs of the events before it, and what such a run goes
+	 * on to append must not land in the session's new start. The check is made under the session's
+	 * row lock, so a clear that commits while the append waits for the lock fails it.
+	 * @throws dev.a2.A2Exception {@code ABORTED} when the session was cleared since; nothing is stored
+	 */
+	List<StoredEvent> append(String contract, String session, List<EventToStore> events, @Nullable Integer clearIndex);
 
 	/**
 	 * Whether {@link #append} stores a unit's {@link WorkUnit#lease() lease} with it. A store that

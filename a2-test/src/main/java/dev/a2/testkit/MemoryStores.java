@@ -52,11 +52,16 @@ final class MemoryStores implements EventStore, SnapshotStore, WorkStore {
 	}
 
 	@Override
-	public synchronized List<StoredEvent> append(String contract, String session, List<EventToStore> events) {
+	public synchronized List<StoredEvent> append(String contract, String session, List<EventToStore> events,
+			@Nullable Integer clearIndex) {
 		if (events.isEmpty()) {
 			throw new IllegalArgumentException("an append needs at least one event");
 		}
 		Log log = log(contract, session);
+		if (clearIndex != null && log.clearIndex != clearIndex) {
+			throw new A2Exception(ErrorCode.ABORTED, "session '" + session + "' was cleared since the event whose run appends"
+					+ " (clear index " + clearIndex + "): nothing was appended");
+		}
 		Instant now = this.clock.instant();
 		List<StoredEvent> stored = new ArrayList<>(events.size());
 		for (EventToStore event : events) {

@@ -46,7 +46,10 @@ import org.jspecify.annotations.Nullable;
  * A round that fails because the store is unavailable fails every caller in it. A round that fails
  * for any other reason (an id a session has already, a batch the database refuses) changed nothing,
  * and each of its callers stores its own events again, alone and at once on its own thread: one
- * caller's batch fails only that caller, and delays the others by one statement.
+ * caller's batch fails only that caller, and delays the others by one statement. A session whose
+ * clear index is no longer the one a caller's run expects is left out of the round's statement, and
+ * its callers store their events alone in the same way (a push among them is stored; the run's
+ * append fails).
  */
 final class GroupCommit {
 
@@ -58,20 +61,25 @@ final class GroupCommit {
 
 		/**
 		 * Appends one session's events (distinct ids) in one transaction, events the session has
-		 * already answering as stored; answers them in the list's order.
+		 * already answering as stored; answers them in the list's order. With a {@code clearIndex} it
+		 * appends only while the session's clear index is that one, else fails with {@code ABORTED}.
 		 */
-		List<StoredEvent> appendOne(String contract, String session, List<EventToStore> events);
+		List<StoredEvent> appendOne(String contract, String session, List<EventToStore> events, @Nullable Integer clearIndex);
 
 		/**
 		 * Appends several sessions' events (distinct ids within each session) in one transaction, or
-		 * nothing if one fails; answers each session's events in the lists' order.
+		 * nothing if one fails; answers each session's events in the lists' order. A session whose
+		 * clear index is not the one it expects is left out, and answers {@code null}.
 		 */
-		List<List<StoredEvent>> appendAll(List<SessionEvents> sessions);
+		List<@Nullable List<StoredEvent>> appendAll(List<SessionEvents> sessions);
 
 	}
 
-	/** The events a round stores in one session. */
-	record SessionEvents(String contract, String session, List<EventToStore> events) {
+	/**
+	 * The events a round stores in one session, and the clear index one of its callers expects the
+	 * session to have ({@code null} when none does).
+	 */
+	record SessionEvents(String contract, String session, List<EventToStore> events, @Nullable Integer clearIndex) {
 	}
 
 	private final Store store;
@@ -88,8 +96,9 @@ final class GroupCommit {
 	 * Appends {@code events} to a session in a round of {@code line}, of which at most
 	 * {@code leaders} run at a time; answers the stored events in the list's order.
 	 */
-	List<StoredEvent> append(String line, int leaders, String contract, String session, List<EventToStore> events) {
-		Waiter mine = new Waiter(contract, session, events);
+	List<StoredEvent> append(String line, int leaders, String contract, String session, List<EventToStore> events,
+			@Nullable Integer clearIndex) {
+		Waiter mine = new Waiter(contract, session, events, clearIndex);
 		Line joined = join(line, leaders, mine);
 		if (joined == null) {
 			Outcome outcome = mine.outcome.join();
@@ -219,7 +228,7 @@ final class GroupCommit {
 
 	private List<StoredEvent> answer(Waiter waiter, Outcome outcome) {
 		if (outcome.alone()) {
-			return this.store.appendOne(waiter.contract, waiter.session, waiter.events);
+			return this.store.appendOne(waiter.contract, waiter.session, waiter.events, waiter.clearIndex);
 		}
 		return outcome.result();
 	}
@@ -230,7 +239,7 @@ final class GroupCommit {
 		if (round.size() == 1) {
 			Waiter only = round.get(0);
 			try {
-				return List.of(Outcome.of(this.store.appendOne(only.contract, only.session, only.events)));
+				return List.of(Outcome.of(this.store.appendOne(only.contract, only.session, only.events, only.clearIndex)));
 			}
 			catch (RuntimeException ex) {
 				return List.of(Outcome.failed(ex));
@@ -239,19 +248,26 @@ final class GroupCommit {
 		// by session in the order the sessions come; two callers may send one id (a retry racing its
 		// original): it is stored once, and both get it
 		Map<List<String>, Map<String, EventToStore>> bySession = new LinkedHashMap<>();
+		// a session's check is the first its callers ask for; a caller that expects another (or none)
+		// is stored again alone when the check leaves the session out
+		Map<List<String>, Integer> checks = new HashMap<>();
 		for (Waiter waiter : round) {
 			Map<String, EventToStore> distinct = bySession.computeIfAbsent(waiter.sessionKey(), (k) -> new LinkedHashMap<>());
 			for (EventToStore event : waiter.events) {
 				distinct.putIfAbsent(event.id(), event);
 			}
+			if (waiter.clearIndex != null) {
+				checks.putIfAbsent(waiter.sessionKey(), waiter.clearIndex);
+			}
 		}
 		List<SessionEvents> sessions = new ArrayList<>(bySession.size());
-		bySession.forEach((key, events) -> sessions.add(new SessionEvents(key.get(0), key.get(1), List.copyOf(events.values()))));
-		List<List<StoredEvent>> stored;
+		bySession.forEach((key, events) -> sessions
+			.add(new SessionEvents(key.get(0), key.get(1), List.copyOf(events.values()), checks.get(key))));
+		List<@Nullable List<StoredEvent>> stored;
 		try {
 			if (sessions.size() == 1) {
 				SessionEvents only = sessions.get(0);
-				stored = List.of(this.store.appendOne(only.contract(), only.session(), only.events()));
+				stored = List.of(this.store.appendOne(only.contract(), only.session(), only.events(), only.clearIndex()));
 			}
 			else {
 				stored = this.store.appendAll(sessions);
@@ -265,14 +281,19 @@ final class GroupCommit {
 		Map<List<String>, Map<String, StoredEvent>> byId = new HashMap<>(sessions.size() * 2);
 		for (int i = 0; i < sessions.size(); i++) {
 			SessionEvents session = sessions.get(i);
-			Map<String, StoredEvent> events = new HashMap<>(session.events().size() * 2);
-			stored.get(i).forEach((event) -> events.put(event.id(), event));
-			byId.put(List.of(session.contract(), session.session()), events);
+			List<StoredEvent> answered = stored.get(i);
+			if (answered != null) {
+				Map<String, StoredEvent> events = new HashMap<>(session.events().size() * 2);
+				answered.forEach((event) -> events.put(event.id(), event));
+				byId.put(List.of(session.contract(), session.session()), events);
+			}
 		}
 		List<Outcome> outcomes = new ArrayList<>(round.size());
 		for (Waiter waiter : round) {
 			Map<String, StoredEvent> events = byId.get(waiter.sessionKey());
-			outcomes.add(Outcome.of(waiter.events.stream().map((event) -> events.get(event.id())).toList()));
+			// a session the round left out (cleared since a run began): nothing of it was stored
+			outcomes.add((events != null) ? Outcome.of(waiter.events.stream().map((event) -> events.get(event.id())).toList())
+					: Outcome.ALONE);
 		}
 		return outcomes;
 	}
@@ -338,14 +359,17 @@ final class GroupCommit {
 
 		private final List<EventToStore> events;
 
+		private final @Nullable Integer clearIndex;
+
 		private @Nullable Line line;
 
 		private volatile CompletableFuture<Outcome> outcome = new CompletableFuture<>();
 
-		Waiter(String contract, String session, List<EventToStore> events) {
+		Waiter(String contract, String session, List<EventToStore> events, @Nullable Integer clearIndex) {
 			this.contract = contract;
 			this.session = session;
 			this.events = events;
+			this.clearIndex = clearIndex;
 		}
 
 		List<String> sessionKey() {

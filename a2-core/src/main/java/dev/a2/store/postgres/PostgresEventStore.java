@@ -13,7 +13,6 @@ import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Objects;
 import java.util.TreeSet;
 import java.util.UUID;
 
@@ -79,6 +78,7 @@ public final class PostgresEventStore implements EventStore {
 			    INSERT INTO a2_session AS s (contract, session_id, last_index)
 			    VALUES (:contract, :session, :count)
 			    ON CONFLICT (contract, session_id) DO UPDATE SET last_index = s.last_index + :count
+			    WHERE s.clear_index = coalesce(CAST(:clearIndex AS int), s.clear_index)
 			    RETURNING s.last_index - :count AS base, s.clear_index,
 			              coalesce(CAST(:createdAt AS timestamptz), now()) AS created_at
 			), ins AS (
@@ -105,6 +105,7 @@ public final class PostgresEventStore implements EventStore {
 			    INSERT INTO a2_session AS s (contract, session_id, last_index)
 			    VALUES (:contract, :session, 1)
 			    ON CONFLICT (contract, session_id) DO UPDATE SET last_index = s.last_index + 1
+			    WHERE s.clear_index = coalesce(CAST(:clearIndex AS int), s.clear_index)
 			    RETURNING s.last_index, s.clear_index
 			)
 			INSERT INTO a2_event (contract, session_id, idx, id, type, payload, created_at, clear_index)
@@ -157,7 +158,7 @@ public final class PostgresEventStore implements EventStore {
 			    SELECT n.contract, n.session_id, n.count
 			    FROM n
 			    ORDER BY n.contract, n.session_id
-			    ON CONFLICT (contract, session_id) DO UPDATE SET last_index = s.last_index + excluded.last_index
+			    ON CONFLICT (contract, session_id) DO UPDATE SET last_index = s.last_index + excluded.last_index%6$s
 			    RETURNING s.contract, s.session_id, s.last_index, s.clear_index,
 			              coalesce(CAST(:createdAt AS timestamptz), now()) AS created_at
 			), ins AS (
@@ -196,19 +197,35 @@ public final class PostgresEventStore implements EventStore {
 			        SET target = greatest(c.target, excluded.target), types = excluded.types
 			)""";
 
-	private static final PositionalSql[] APPEND_ALLS = new PositionalSql[4];
+	/**
+	 * The check of a round whose callers expect clear indexes (consumers' runs): a session whose clear
+	 * index is no longer the one expected is left as it is, and so are its events, which then join no
+	 * head; it answers no row. The expectations travel by session key, as the proposed row cannot
+	 * carry them. Rounds of pushes alone leave it out.
+	 */
+	private static final String CHECK_ALL = """
+
+			    WHERE s.clear_index = coalesce(
+			        (CAST(:sessionClearIndexes AS int[]))[array_position(CAST(:sessionKeys AS text[]), s.contract || chr(1) || s.session_id)],
+			        s.clear_index)""";
+
+	private static final int CHECKS = 4;
+
+	private static final PositionalSql[] APPEND_ALLS = new PositionalSql[8];
 
 	static {
-		for (int variant = 0; variant < APPENDS.length; variant++) {
+		for (int variant = 0; variant < APPEND_ALLS.length; variant++) {
 			boolean causes = (variant & CAUSES) != 0;
 			boolean works = (variant & WORKS) != 0;
 			String causeColumns = causes ? CAUSE_COLUMNS : "";
 			String causeValues = causes ? CAUSE_COLUMNS.replace(", ", ", e.") : "";
 			String causeParams = causes ? ", :causeConsumers, :causeLanes, :causeIndexes, :causeAttempts" : "";
-			APPENDS[variant] = PositionalSql.of(APPEND_TEMPLATE.formatted(causeColumns, causeValues, causeParams,
-					causeColumns, works ? WORK : ""));
+			if (variant < APPENDS.length) {
+				APPENDS[variant] = PositionalSql.of(APPEND_TEMPLATE.formatted(causeColumns, causeValues, causeParams,
+						causeColumns, works ? WORK : ""));
+			}
 			APPEND_ALLS[variant] = PositionalSql.of(APPEND_ALL_TEMPLATE.formatted(causeColumns, causeValues, causeParams,
-					causeColumns, works ? WORK_ALL : ""));
+					causeColumns, works ? WORK_ALL : "", ((variant & CHECKS) != 0) ? CHECK_ALL : ""));
 		}
 	}
 
@@ -366,22 +383,31 @@ public final class PostgresEventStore implements EventStore {
 	}
 
 	@Override
-	public List<StoredEvent> append(String contract, String session, List<EventToStore> events) {
+	public List<StoredEvent> append(String contract, String session, List<EventToStore> events,
+			@Nullable Integer clearIndex) {
 		if (events.isEmpty()) {
 			throw new IllegalArgumentException("an append needs at least one event");
 		}
 		if (TransactionSynchronizationManager.isActualTransactionActive()) {
-			return StoreFailures.guard(() -> this.transactions.execute((status) -> appendUnderLock(contract, session, events)));
-		}
-		if (TransactionSynchronizationManager.hasResource(this.dataSource)) {
-			// a connection is bound without a transaction (a SUPPORTS scope): leave it be, append on it
-			return StoreFailures.guard(() -> DeadlockRetry
-				.run(() -> this.transactions.execute((status) -> appendUnderLock(contract, session, events))));
+			return StoreFailures
+				.guard(() -> this.transactions.execute((status) -> appendUnderLock(contract, session, events, clearIndex)));
 		}
 		// on Citus a round stays in one session, so that its statement runs on the session's shard
 		boolean distributed = StoreFailures.guard(this.citus::distributed);
-		return distributed ? this.groupCommit.append(contract + '\u0000' + session, 1, contract, session, events)
-				: this.groupCommit.append(ACROSS_SESSIONS, this.appendRounds, contract, session, events);
+		if (TransactionSynchronizationManager.hasResource(this.dataSource) || (distributed && clearIndex != null)) {
+			// a connection is bound without a transaction (a SUPPORTS scope): leave it be, append on it.
+			// On Citus the function a2_append does not check a clear index: the lock does
+			return StoreFailures.guard(() -> DeadlockRetry
+				.run(() -> this.transactions.execute((status) -> appendUnderLock(contract, session, events, clearIndex))));
+		}
+		return distributed ? this.groupCommit.append(contract + '\u0000' + session, 1, contract, session, events, null)
+				: this.groupCommit.append(ACROSS_SESSIONS, this.appendRounds, contract, session, events, clearIndex);
+	}
+
+	/** What an append expecting a clear index the session no longer has fails with. */
+	private static A2Exception clearedSince(String session, int clearIndex) {
+		return new A2Exception(ErrorCode.ABORTED, "session '" + session + "' was cleared since the event whose run appends"
+				+ " (clear index " + clearIndex + "): nothing was appended");
 	}
 
 	/** The group commit's counters, for tests. */
@@ -393,30 +419,36 @@ public final class PostgresEventStore implements EventStore {
 	private final class Rounds implements GroupCommit.Store {
 
 		@Override
-		public List<StoredEvent> appendOne(String contract, String session, List<EventToStore> events) {
-			return StoreFailures.guard(() -> DeadlockRetry.run(() -> appendAlone(contract, session, events)));
+		public List<StoredEvent> appendOne(String contract, String session, List<EventToStore> events,
+				@Nullable Integer clearIndex) {
+			return StoreFailures.guard(() -> DeadlockRetry.run(() -> appendAlone(contract, session, events, clearIndex)));
 		}
 
 		@Override
-		public List<List<StoredEvent>> appendAll(List<GroupCommit.SessionEvents> sessions) {
+		public List<@Nullable List<StoredEvent>> appendAll(List<GroupCommit.SessionEvents> sessions) {
 			return StoreFailures.guard(() -> DeadlockRetry.run(() -> AutoCommitted.run(PostgresEventStore.this.dataSource, () -> insertAll(sessions))));
 		}
 
 	}
 
-	private List<StoredEvent> appendAlone(String contract, String session, List<EventToStore> events) {
+	private List<StoredEvent> appendAlone(String contract, String session, List<EventToStore> events,
+			@Nullable Integer clearIndex) {
 		try {
-			return AutoCommitted.run(this.dataSource, () -> insert(contract, session, events));
+			return AutoCommitted.run(this.dataSource, () -> insert(contract, session, events, clearIndex));
 		}
 		catch (DuplicateKeyException ex) {
 			// the session has one of these ids: the failed statement changed nothing
-			return this.transactions.execute((status) -> appendUnderLock(contract, session, events));
+			return this.transactions.execute((status) -> appendUnderLock(contract, session, events, clearIndex));
 		}
 	}
 
 	/** The way that never leaves a gap: lock the session, leave out the ids it has, insert the rest. */
-	private List<StoredEvent> appendUnderLock(String contract, String session, List<EventToStore> events) {
-		lockSession(contract, session);
+	private List<StoredEvent> appendUnderLock(String contract, String session, List<EventToStore> events,
+			@Nullable Integer clearIndex) {
+		SessionHead head = lockSession(contract, session);
+		if (clearIndex != null && head.clearIndex() != clearIndex) {
+			throw clearedSince(session, clearIndex);
+		}
 		String[] ids = events.stream().map(EventToStore::id).toArray(String[]::new);
 		Map<String, StoredEvent> byId = new HashMap<>();
 		for (StoredEvent existing : this.jdbc.sql(EVENTS_BY_ID)
@@ -429,7 +461,8 @@ public final class PostgresEventStore implements EventStore {
 		}
 		List<EventToStore> fresh = events.stream().filter((event) -> !byId.containsKey(event.id())).toList();
 		if (!fresh.isEmpty()) {
-			insert(contract, session, fresh).forEach((event) -> byId.put(event.id(), event));
+			// checked under the lock already
+			insert(contract, session, fresh, null).forEach((event) -> byId.put(event.id(), event));
 		}
 		return events.stream().map((event) -> byId.get(event.id())).toList();
 	}
@@ -451,11 +484,15 @@ public final class PostgresEventStore implements EventStore {
 			.single();
 	}
 
-	/** Runs the append statement; answers the stored events in index order. */
-	private List<StoredEvent> insert(String contract, String session, List<EventToStore> events) {
+	/**
+	 * Runs the append statement; answers the stored events in index order.
+	 * @throws A2Exception {@code ABORTED} when the session's clear index is not {@code clearIndex}
+	 */
+	private List<StoredEvent> insert(String contract, String session, List<EventToStore> events,
+			@Nullable Integer clearIndex) {
 		EventToStore first = events.get(0);
 		if (events.size() == 1 && first.cause() == null && first.work().isEmpty() && !this.citus.distributed()) {
-			return insertSingle(contract, session, first);
+			return insertSingle(contract, session, first, clearIndex);
 		}
 		int count = events.size();
 		String[] ids = new String[count];
@@ -476,6 +513,7 @@ public final class PostgresEventStore implements EventStore {
 			.addValue("contract", contract)
 			.addValue("session", session)
 			.addValue("count", count)
+			.addValue("clearIndex", clearIndex, Types.INTEGER)
 			.addValue("ids", SqlArrays.of("text", ids))
 			.addValue("types", SqlArrays.of("text", types))
 			.addValue("payloads", SqlArrays.of("text", payloads))
@@ -496,39 +534,54 @@ public final class PostgresEventStore implements EventStore {
 			return inserted;
 		}
 		PositionalSql statement = APPENDS[(caused ? CAUSES : 0) | (working ? WORKS : 0)];
-		// one row, the session's: the batch's indexes follow its base in the batch's order
-		return DataAccessUtils.requiredSingleResult(this.template.query(statement.sql(), (rs, row) -> {
+		// one row, the session's: the batch's indexes follow its base in the batch's order; none when
+		// the session's clear index was not the one expected
+		List<List<StoredEvent>> answer = this.template.query(statement.sql(), (rs, row) -> {
 			long base = rs.getLong("base");
 			Instant createdAt = rs.getObject("created_at", OffsetDateTime.class).toInstant();
-			int clearIndex = rs.getInt("clear_index");
+			int stamped = rs.getInt("clear_index");
 			List<StoredEvent> inserted = new ArrayList<>(count);
 			for (int i = 0; i < count; i++) {
-				inserted.add(new Inserted(base + i + 1, createdAt, clearIndex).of(events.get(i)));
+				inserted.add(new Inserted(base + i + 1, createdAt, stamped).of(events.get(i)));
 			}
 			return inserted;
-		}, statement.values(parameters)));
+		}, statement.values(parameters));
+		if (answer.isEmpty() && clearIndex != null) {
+			throw clearedSince(session, clearIndex);
+		}
+		return DataAccessUtils.requiredSingleResult(answer);
 	}
 
 	/** Runs {@link #APPEND_SINGLE}. */
-	private List<StoredEvent> insertSingle(String contract, String session, EventToStore event) {
+	private List<StoredEvent> insertSingle(String contract, String session, EventToStore event,
+			@Nullable Integer clearIndex) {
 		MapSqlParameterSource parameters = new MapSqlParameterSource().addValue("contract", contract)
 			.addValue("session", session)
+			.addValue("clearIndex", clearIndex, Types.INTEGER)
 			.addValue("id", event.id())
 			.addValue("type", event.type())
 			.addValue("payload", event.payload())
 			.addValue("createdAt", createdAt(), Types.TIMESTAMP_WITH_TIMEZONE);
-		return this.template.query(APPEND_SINGLE.sql(), (rs, row) -> storedFrom(rs, event), APPEND_SINGLE.values(parameters));
+		List<StoredEvent> stored = this.template.query(APPEND_SINGLE.sql(), (rs, row) -> storedFrom(rs, event),
+				APPEND_SINGLE.values(parameters));
+		if (stored.isEmpty() && clearIndex != null) {
+			throw clearedSince(session, clearIndex);
+		}
+		return stored;
 	}
 
 	/**
 	 * Runs a round's statement for several sessions; answers each session's stored events in the
 	 * order given.
 	 */
-	private List<List<StoredEvent>> insertAll(List<GroupCommit.SessionEvents> sessions) {
+	private List<@Nullable List<StoredEvent>> insertAll(List<GroupCommit.SessionEvents> sessions) {
 		int sessionCount = sessions.size();
 		String[] sessionContracts = new String[sessionCount];
 		String[] sessionIds = new String[sessionCount];
 		Integer[] sessionCounts = new Integer[sessionCount];
+		String[] sessionKeys = new String[sessionCount];
+		Integer[] sessionClearIndexes = new Integer[sessionCount];
+		boolean checked = false;
 		List<EventToStore> events = new ArrayList<>();
 		List<String> contracts = new ArrayList<>();
 		List<String> sessionOf = new ArrayList<>();
@@ -540,6 +593,9 @@ public final class PostgresEventStore implements EventStore {
 			GroupCommit.SessionEvents session = sessions.get(s);
 			sessionContracts[s] = session.contract();
 			sessionIds[s] = session.session();
+			sessionKeys[s] = session.contract() + '\u0001' + session.session();
+			sessionClearIndexes[s] = session.clearIndex();
+			checked |= session.clearIndex() != null;
 			int count = session.events().size();
 			sessionCounts[s] = count;
 			for (int i = 0; i < count; i++) {
@@ -570,7 +626,11 @@ public final class PostgresEventStore implements EventStore {
 		if (working) {
 			bindWorkAll(parameters, events, contracts, sessionOf, positions);
 		}
-		PositionalSql statement = APPEND_ALLS[(caused ? CAUSES : 0) | (working ? WORKS : 0)];
+		if (checked) {
+			parameters.addValue("sessionKeys", SqlArrays.of("text", sessionKeys))
+				.addValue("sessionClearIndexes", SqlArrays.of("int4", sessionClearIndexes));
+		}
+		PositionalSql statement = APPEND_ALLS[(caused ? CAUSES : 0) | (working ? WORKS : 0) | (checked ? CHECKS : 0)];
 		// a session's events took the indexes up to its new last index, in the order given
 		List<@Nullable List<StoredEvent>> answers = new ArrayList<>(Collections.nCopies(sessionCount, null));
 		this.template.query(statement.sql(), (ResultSet rs) -> {
@@ -585,7 +645,13 @@ public final class PostgresEventStore implements EventStore {
 			}
 			answers.set(s, stored);
 		}, statement.values(parameters));
-		return answers.stream().map(Objects::requireNonNull).toList();
+		for (int s = 0; s < sessionCount; s++) {
+			if (answers.get(s) == null && sessions.get(s).clearIndex() == null) {
+				throw new IllegalStateException("the round's statement did not answer session '" + sessionIds[s] + "'");
+			}
+		}
+		// a session left out answers null: it was cleared since its callers' runs began
+		return answers;
 	}
 
 	private static void bindCauses(MapSqlParameterSource parameters, List<EventToStore> events) {

@@ -36,6 +36,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
 
 import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
+import org.springframework.transaction.support.TransactionTemplate;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -417,6 +418,57 @@ class GroupCommitIntegrationTests {
 	 * Every round that may run at once, each blocked on a session's row lock. Closing lets one go
 	 * first, so that a single leader takes everything queued, and then the others.
 	 */
+	@Test
+	void aRoundLeavesOutTheAppendOfARunWhoseSessionWasClearedSinceAndStoresEverythingElse() throws Exception {
+		acrossSessions();
+		String cleared = newSession();
+		String kept = newSession();
+		this.store.append("c", cleared, events("before-the-clear"));
+		this.store.append("c", kept, events("trigger"));
+		// a run of "before-the-clear" began at clear index 0; the session is at 1 now
+		this.store.clear("c", cleared, null);
+		Future<List<StoredEvent>> late;
+		Future<List<StoredEvent>> push;
+		Future<List<StoredEvent>> current;
+		try (Held held = holdRounds()) {
+			late = appendFromRun(cleared, 0, "late-1", "late-2");
+			push = append(cleared, "pushed-after-the-clear");
+			current = appendFromRun(kept, 0, "effect");
+			awaitQueued(3);
+		}
+		assertThatThrownBy(() -> late.get(30, TimeUnit.SECONDS)).cause()
+			.isInstanceOfSatisfying(A2Exception.class, (ex) -> assertThat(ex.code()).isEqualTo(ErrorCode.ABORTED))
+			.hasMessageContaining("cleared since");
+		// the session's marker is 2: the push beside the refused append follows it, alone
+		assertThat(push.get(30, TimeUnit.SECONDS)).extracting(StoredEvent::index).containsExactly(3L);
+		assertThat(current.get(30, TimeUnit.SECONDS)).extracting(StoredEvent::index).containsExactly(2L);
+		assertThat(this.jdbc.sql("SELECT id FROM a2_event WHERE session_id = ? ORDER BY idx").param(cleared).query(String.class).list())
+			.doesNotContain("late-1", "late-2")
+			.endsWith("pushed-after-the-clear");
+		assertThat(lastIndex(cleared)).isEqualTo(3);
+	}
+
+	@Test
+	void anAppendOfARunWhoseSessionWasClearedSinceStoresNothingOnEveryPath() {
+		String session = newSession();
+		this.store.append("c", session, events("before-the-clear"));
+		this.store.clear("c", session, null);
+		Cause cause = new Cause("writer", null, 1, 1);
+		// one event without a cause (the statement of a push), a batch with causes, and in a transaction
+		List<List<EventToStore>> batches = List.of(events("single"),
+				List.of(new EventToStore("caused-1", "note", "{}", cause), new EventToStore("caused-2", "note", "{}", cause)));
+		for (List<EventToStore> batch : batches) {
+			assertThatThrownBy(() -> this.store.append("c", session, batch, 0))
+				.isInstanceOfSatisfying(A2Exception.class, (ex) -> assertThat(ex.code()).isEqualTo(ErrorCode.ABORTED));
+			assertThatThrownBy(() -> new TransactionTemplate(new DataSourceTransactionManager(this.dataSource))
+				.executeWithoutResult((status) -> this.store.append("c", session, batch, 0)))
+				.isInstanceOfSatisfying(A2Exception.class, (ex) -> assertThat(ex.code()).isEqualTo(ErrorCode.ABORTED));
+		}
+		assertThat(lastIndex(session)).as("the marker, nothing after it").isEqualTo(2);
+		// the clear index it has lets it through
+		assertThat(this.store.append("c", session, events("after"), 1)).extracting(StoredEvent::index).containsExactly(3L);
+	}
+
 	private Held holdRounds() throws Exception {
 		List<Connection> locks = new ArrayList<>();
 		List<String> blockedSessions = new ArrayList<>();
@@ -486,6 +538,11 @@ class GroupCommitIntegrationTests {
 
 	private Future<List<StoredEvent>> append(String session, String... ids) {
 		return this.callers.submit(() -> this.store.append("c", session, events(ids)));
+	}
+
+	/** An append of a run whose trigger had {@code clearIndex}. */
+	private Future<List<StoredEvent>> appendFromRun(String session, int clearIndex, String... ids) {
+		return this.callers.submit(() -> this.store.append("c", session, events(ids), clearIndex));
 	}
 
 	private long lastIndex(String session) {

@@ -18,6 +18,7 @@ import dev.a2.A2Exception;
 import dev.a2.ErrorCode;
 import dev.a2.store.EventToStore;
 import dev.a2.store.StoredEvent;
+import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -51,13 +52,14 @@ class GroupCommitTests {
 	private final GroupCommit groupCommit = new GroupCommit(new GroupCommit.Store() {
 
 		@Override
-		public List<StoredEvent> appendOne(String contract, String session, List<EventToStore> events) {
+		public List<StoredEvent> appendOne(String contract, String session, List<EventToStore> events,
+				@Nullable Integer clearIndex) {
 			call("one " + session + " " + ids(events), events);
 			return stored(events);
 		}
 
 		@Override
-		public List<List<StoredEvent>> appendAll(List<GroupCommit.SessionEvents> sessions) {
+		public List<@Nullable List<StoredEvent>> appendAll(List<GroupCommit.SessionEvents> sessions) {
 			StringBuilder call = new StringBuilder("all");
 			List<EventToStore> all = new ArrayList<>();
 			for (GroupCommit.SessionEvents session : sessions) {
@@ -176,11 +178,11 @@ class GroupCommitTests {
 	@Test
 	void linesAreCombinedOnlyWithinThemselves() throws Exception {
 		// on Citus each session is a line of its own: its appends never meet another session's
-		Future<List<StoredEvent>> first = this.callers.submit(() -> this.groupCommit.append("s", 1, "c", "s", events("a")));
+		Future<List<StoredEvent>> first = this.callers.submit(() -> this.groupCommit.append("s", 1, "c", "s", events("a"), null));
 		await().until(() -> this.calls.size() == 1);
-		Future<List<StoredEvent>> sameLine = this.callers.submit(() -> this.groupCommit.append("s", 1, "c", "s", events("b")));
+		Future<List<StoredEvent>> sameLine = this.callers.submit(() -> this.groupCommit.append("s", 1, "c", "s", events("b"), null));
 		await().until(() -> this.groupCommit.waiting() == 1);
-		Future<List<StoredEvent>> otherLine = this.callers.submit(() -> this.groupCommit.append("t", 1, "c", "t", events("z")));
+		Future<List<StoredEvent>> otherLine = this.callers.submit(() -> this.groupCommit.append("t", 1, "c", "t", events("z"), null));
 		await().until(() -> this.calls.size() == 2);
 		assertThat(this.calls).containsExactly("one s [a]", "one t [z]");
 		this.release.countDown();
@@ -275,7 +277,7 @@ class GroupCommitTests {
 	}
 
 	private Future<List<StoredEvent>> append(int leaders, String session, String... ids) {
-		return this.callers.submit(() -> this.groupCommit.append("", leaders, "c", session, events(ids)));
+		return this.callers.submit(() -> this.groupCommit.append("", leaders, "c", session, events(ids), null));
 	}
 
 	/** An append that queues, once the ones before it have: the queue's order is the calls' order. */
