@@ -138,14 +138,19 @@ public final class RunSession {
 				this.trigger.clearIndex());
 	}
 
-	/** Clears the session: a marker, history and state start over, the pending work of earlier events ends. */
+	/**
+	 * Clears the session: a marker, history and state start over, the pending work of earlier events
+	 * ends.
+	 * @throws A2Exception {@code ABORTED} when the session was cleared since the trigger (the clear
+	 * ended this run): the session's new start is not cleared again
+	 */
 	public long clear() {
-		return this.session.clear();
+		return this.session.clearIf(null, this.trigger.clearIndex());
 	}
 
 	/** Clears the session if its last index is still {@code ifLastIndex}; {@code CONFLICT} otherwise. */
 	public long clear(long ifLastIndex) {
-		return this.session.clear(ifLastIndex);
+		return this.session.clearIf(ifLastIndex, this.trigger.clearIndex());
 	}
 
 }

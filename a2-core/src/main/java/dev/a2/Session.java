@@ -409,8 +409,16 @@ public final class Session {
 	}
 
 	private long clearIf(@Nullable Long ifLastIndex) {
+		return clearIf(ifLastIndex, null);
+	}
+
+	/**
+	 * @param clearIndex the clear index the session must still have ({@code null}: any), or the clear
+	 * fails with {@code ABORTED} and changes nothing: a run's, its trigger's
+	 */
+	long clearIf(@Nullable Long ifLastIndex, @Nullable Integer clearIndex) {
 		StoredEvent marker = StoreFailures.guard(() -> this.server.transactions.execute((status) -> {
-			StoredEvent cleared = this.server.events.clear(this.contract.name(), this.id, ifLastIndex);
+			StoredEvent cleared = this.server.events.clear(this.contract.name(), this.id, ifLastIndex, clearIndex);
 			if (this.server.work != null) {
 				this.server.work.endBefore(this.contract.name(), this.id, cleared.index(), cleared.clearIndex() + 1);
 			}

@@ -60,6 +60,16 @@ public interface EventStore {
 	 * value, else fail with {@code CONFLICT}
 	 * @return the clear marker
 	 */
-	StoredEvent clear(String contract, String session, @Nullable Long ifLastIndex);
+	default StoredEvent clear(String contract, String session, @Nullable Long ifLastIndex) {
+		return clear(contract, session, ifLastIndex, null);
+	}
+
+	/**
+	 * Clears as {@link #clear(String, String, Long)} does, but only while the session's clear index is
+	 * still {@code clearIndex} ({@code null}: whatever it is): a consumer's run clears with its
+	 * trigger's, so a run that a clear ended does not clear the session's new start again.
+	 * @throws dev.a2.A2Exception {@code ABORTED} when the session was cleared since; nothing is changed
+	 */
+	StoredEvent clear(String contract, String session, @Nullable Long ifLastIndex, @Nullable Integer clearIndex);
 
 }

@@ -110,8 +110,13 @@ final class MemoryStores implements EventStore, SnapshotStore, WorkStore {
 	}
 
 	@Override
-	public synchronized StoredEvent clear(String contract, String session, @Nullable Long ifLastIndex) {
+	public synchronized StoredEvent clear(String contract, String session, @Nullable Long ifLastIndex,
+			@Nullable Integer clearIndex) {
 		Log log = log(contract, session);
+		if (clearIndex != null && log.clearIndex != clearIndex) {
+			throw new A2Exception(ErrorCode.ABORTED, "session '" + session + "' was cleared since the event whose run clears"
+					+ " it (clear index " + clearIndex + "): it was not cleared again");
+		}
 		if (ifLastIndex != null && log.lastIndex != ifLastIndex) {
 			throw new A2Exception(ErrorCode.CONFLICT, "session '" + session + "' was not cleared: its last index is "
 					+ log.lastIndex + ", not " + ifLastIndex);

@@ -829,9 +829,13 @@ public final class PostgresEventStore implements EventStore {
 	}
 
 	@Override
-	public StoredEvent clear(String contract, String session, @Nullable Long ifLastIndex) {
+	public StoredEvent clear(String contract, String session, @Nullable Long ifLastIndex, @Nullable Integer clearIndex) {
 		return StoreFailures.guard(() -> this.transactions.execute((status) -> {
 			SessionHead head = lockSession(contract, session);
+			if (clearIndex != null && head.clearIndex() != clearIndex) {
+				throw new A2Exception(ErrorCode.ABORTED, "session '" + session + "' was cleared since the event whose run clears"
+						+ " it (clear index " + clearIndex + "): it was not cleared again");
+			}
 			if (ifLastIndex != null && head.lastIndex() != ifLastIndex) {
 				throw new A2Exception(ErrorCode.CONFLICT, "session '" + session + "' was not cleared: its last index is "
 						+ head.lastIndex() + ", not " + ifLastIndex + "; read it again and retry with the current index");
