@@ -613,31 +613,12 @@ class DrainIntegrationTests {
 
 	@Test
 	void whatARunOfAnEventFromBeforeAClearSchedulesAfterItIsNeverDelivered() throws Exception {
-		CountDownLatch running = new CountDownLatch(1);
-		CountDownLatch cleared = new CountDownLatch(1);
-		CountDownLatch scheduled = new CountDownLatch(1);
-		A2Server server = this.support.server(Consumer.builder("chat", "expiry").types("message.sent").run((context) -> {
-			running.countDown();
-			// a consumer that does not look at its abort signal: the clear aborts the run, and it goes on
-			awaitIgnoringInterrupts(cleared);
-			try {
-				context.session().scheduleClear("expire", Duration.ZERO, null);
-				context.session().schedule("follow-up", Duration.ZERO, note("from before the clear"));
-			}
-			finally {
-				scheduled.countDown();
-			}
-			return null;
-		}));
-		Session session = server.session("chat", A2TestSupport.newSessionId());
-		session.append(message("hello"));
-		assertThat(running.await(20, TimeUnit.SECONDS)).isTrue();
-		assertThat(session.clear()).isEqualTo(2);
-		cleared.countDown();
-		assertThat(scheduled.await(20, TimeUnit.SECONDS)).isTrue();
-
+		Session session = clearWhileARunGoesOn((late) -> {
+			late.scheduleClear("expire", Duration.ZERO, null);
+			late.schedule("follow-up", Duration.ZERO, note("from before the clear"));
+		});
 		await().atMost(Duration.ofSeconds(20)).until(() -> {
-			server.sweep();
+			session.server().sweep();
 			return this.support.count("SELECT count(*) FROM a2_schedule WHERE session_id = ?", session.id()) == 0;
 		});
 		// the clear cancelled the tasks of the events before it, scheduled before it or after
@@ -647,17 +628,50 @@ class DrainIntegrationTests {
 
 	@Test
 	void aRunOfAnEventFromBeforeAClearWritesNothingAfterIt() throws Exception {
-		CountDownLatch running = new CountDownLatch(1);
-		CountDownLatch cleared = new CountDownLatch(1);
 		CompletableFuture<Throwable> appended = new CompletableFuture<>();
 		CompletableFuture<Throwable> clearedAgain = new CompletableFuture<>();
-		A2Server server = this.support.server(Consumer.builder("chat", "replier").types("message.sent").run((context) -> {
+		// a reply still streaming when the user starts the conversation over
+		Session session = clearWhileARunGoesOn((late) -> {
+			appended.complete(failureOf(() -> late.append("late", note("the rest of an answer to a question gone"))));
+			clearedAgain.complete(failureOf(late::clear));
+		});
+		assertThat(appended.get()).isInstanceOfSatisfying(A2Exception.class,
+				(ex) -> assertThat(ex.code()).isEqualTo(ErrorCode.ABORTED));
+		assertThat(clearedAgain.get()).isInstanceOfSatisfying(A2Exception.class,
+				(ex) -> assertThat(ex.code()).isEqualTo(ErrorCode.ABORTED));
+		assertThat(session.history(0, 10).head()).isEqualTo(2);
+		assertThat(session.history(0, 10).events()).isEmpty();
+		// a run of an event after the clear writes as ever: its note (4), then its clear's marker (5)
+		session.append(message("a new question"));
+		await().atMost(Duration.ofSeconds(20)).until(() -> session.history(0, 10).head() == 5);
+	}
+
+	/** What a run writes after the clear it did not look at. */
+	private interface AfterTheClear {
+
+		void write(RunSession session);
+
+	}
+
+	/**
+	 * Appends a message to a new session whose consumer's run waits, ignoring its abort as code that
+	 * does not look at its signal would, until the test has cleared the session (its marker is 2); the
+	 * run then does {@code after}, as every later run does at once. Answers the session once the first
+	 * run has done it.
+	 */
+	private Session clearWhileARunGoesOn(AfterTheClear after) throws Exception {
+		CountDownLatch running = new CountDownLatch(1);
+		CountDownLatch cleared = new CountDownLatch(1);
+		CountDownLatch done = new CountDownLatch(1);
+		A2Server server = this.support.server(Consumer.builder("chat", "late").types("message.sent").run((context) -> {
 			running.countDown();
-			// a reply still streaming when the user starts the conversation over, its code not looking
-			// at the abort signal
 			awaitIgnoringInterrupts(cleared);
-			appended.complete(failureOf(() -> context.session().append("late", note("the rest of an answer to a question gone"))));
-			clearedAgain.complete(failureOf(() -> context.session().clear()));
+			try {
+				after.write(context.session());
+			}
+			finally {
+				done.countDown();
+			}
 			return null;
 		}));
 		Session session = server.session("chat", A2TestSupport.newSessionId());
@@ -665,16 +679,8 @@ class DrainIntegrationTests {
 		assertThat(running.await(20, TimeUnit.SECONDS)).isTrue();
 		assertThat(session.clear()).isEqualTo(2);
 		cleared.countDown();
-
-		assertThat(appended.get(20, TimeUnit.SECONDS)).isInstanceOfSatisfying(A2Exception.class,
-				(ex) -> assertThat(ex.code()).isEqualTo(ErrorCode.ABORTED));
-		assertThat(clearedAgain.get(20, TimeUnit.SECONDS)).isInstanceOfSatisfying(A2Exception.class,
-				(ex) -> assertThat(ex.code()).isEqualTo(ErrorCode.ABORTED));
-		assertThat(session.history(0, 10).head()).isEqualTo(2);
-		assertThat(session.history(0, 10).events()).isEmpty();
-		// a run of an event after the clear writes as ever: its note (4), then its clear's marker (5)
-		session.append(message("a new question"));
-		await().atMost(Duration.ofSeconds(20)).until(() -> session.history(0, 10).head() == 5);
+		assertThat(done.await(20, TimeUnit.SECONDS)).isTrue();
+		return session;
 	}
 
 	/** What {@code write} threw, or {@code null}. */
