@@ -404,10 +404,10 @@ public final class PostgresEventStore implements EventStore {
 				: this.groupCommit.append(ACROSS_SESSIONS, this.appendRounds, contract, session, events, clearIndex);
 	}
 
-	/** What an append expecting a clear index the session no longer has fails with. */
-	private static A2Exception clearedSince(String session, int clearIndex) {
-		return new A2Exception(ErrorCode.ABORTED, "session '" + session + "' was cleared since the event whose run appends"
-				+ " (clear index " + clearIndex + "): nothing was appended");
+	/** What a run's write ({@code "appends"}, {@code "clears"}) fails with once the session was cleared since its trigger. */
+	private static A2Exception clearedSince(String session, int clearIndex, String write) {
+		return new A2Exception(ErrorCode.ABORTED, "session '" + session + "' was cleared since the event whose run " + write
+				+ " (clear index " + clearIndex + "): nothing was changed");
 	}
 
 	/** The group commit's counters, for tests. */
@@ -447,7 +447,7 @@ public final class PostgresEventStore implements EventStore {
 			@Nullable Integer clearIndex) {
 		SessionHead head = lockSession(contract, session);
 		if (clearIndex != null && head.clearIndex() != clearIndex) {
-			throw clearedSince(session, clearIndex);
+			throw clearedSince(session, clearIndex, "appends");
 		}
 		String[] ids = events.stream().map(EventToStore::id).toArray(String[]::new);
 		Map<String, StoredEvent> byId = new HashMap<>();
@@ -547,7 +547,7 @@ public final class PostgresEventStore implements EventStore {
 			return inserted;
 		}, statement.values(parameters));
 		if (answer.isEmpty() && clearIndex != null) {
-			throw clearedSince(session, clearIndex);
+			throw clearedSince(session, clearIndex, "appends");
 		}
 		return DataAccessUtils.requiredSingleResult(answer);
 	}
@@ -565,7 +565,7 @@ public final class PostgresEventStore implements EventStore {
 		List<StoredEvent> stored = this.template.query(APPEND_SINGLE.sql(), (rs, row) -> storedFrom(rs, event),
 				APPEND_SINGLE.values(parameters));
 		if (stored.isEmpty() && clearIndex != null) {
-			throw clearedSince(session, clearIndex);
+			throw clearedSince(session, clearIndex, "appends");
 		}
 		return stored;
 	}
@@ -833,8 +833,7 @@ public final class PostgresEventStore implements EventStore {
 		return StoreFailures.guard(() -> this.transactions.execute((status) -> {
 			SessionHead head = lockSession(contract, session);
 			if (clearIndex != null && head.clearIndex() != clearIndex) {
-				throw new A2Exception(ErrorCode.ABORTED, "session '" + session + "' was cleared since the event whose run clears"
-						+ " it (clear index " + clearIndex + "): it was not cleared again");
+				throw clearedSince(session, clearIndex, "clears");
 			}
 			if (ifLastIndex != null && head.lastIndex() != ifLastIndex) {
 				throw new A2Exception(ErrorCode.CONFLICT, "session '" + session + "' was not cleared: its last index is "
