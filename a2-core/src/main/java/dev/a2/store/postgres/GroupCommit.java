@@ -76,8 +76,8 @@ final class GroupCommit {
 	}
 
 	/**
-	 * The events a round stores in one session, and the clear index one of its callers expects the
-	 * session to have ({@code null} when none does).
+	 * The events a round stores in one session, and the least clear index its callers expect the
+	 * session to have ({@code null} when none expects one).
 	 */
 	record SessionEvents(String contract, String session, List<EventToStore> events, @Nullable Integer clearIndex) {
 	}
@@ -248,8 +248,9 @@ final class GroupCommit {
 		// by session in the order the sessions come; two callers may send one id (a retry racing its
 		// original): it is stored once, and both get it
 		Map<List<String>, Map<String, EventToStore>> bySession = new LinkedHashMap<>();
-		// a session's check is the first its callers ask for; a caller that expects another (or none)
-		// is stored again alone when the check leaves the session out
+		// a session's check is the least clear index its callers expect: clear indexes only grow, so it
+		// passes only when every caller's expectation holds; when it leaves the session out, each of its
+		// callers is stored again alone, with its own
 		Map<List<String>, Integer> checks = new HashMap<>();
 		for (Waiter waiter : round) {
 			Map<String, EventToStore> distinct = bySession.computeIfAbsent(waiter.sessionKey(), (k) -> new LinkedHashMap<>());
@@ -257,7 +258,7 @@ final class GroupCommit {
 				distinct.putIfAbsent(event.id(), event);
 			}
 			if (waiter.clearIndex != null) {
-				checks.putIfAbsent(waiter.sessionKey(), waiter.clearIndex);
+				checks.merge(waiter.sessionKey(), waiter.clearIndex, Math::min);
 			}
 		}
 		List<SessionEvents> sessions = new ArrayList<>(bySession.size());

@@ -449,6 +449,34 @@ class GroupCommitIntegrationTests {
 	}
 
 	@Test
+	void aRunOfTheSessionsNewStartInTheSameRoundDoesNotCarryAStaleRunsAppendWithIt() throws Exception {
+		acrossSessions();
+		String cleared = newSession();
+		String other = newSession();
+		this.store.append("c", cleared, events("before-the-clear"));
+		this.store.clear("c", cleared, null);
+		Future<List<StoredEvent>> fresh;
+		Future<List<StoredEvent>> late;
+		Future<List<StoredEvent>> beside;
+		try (Held held = holdRounds()) {
+			// the run of an event after the clear queues first, the stale run behind it
+			fresh = appendFromRun(cleared, 1, "fresh");
+			awaitQueued(1);
+			late = appendFromRun(cleared, 0, "late");
+			awaitQueued(2);
+			beside = append(other, "beside");
+			awaitQueued(3);
+		}
+		assertThatThrownBy(() -> late.get(30, TimeUnit.SECONDS)).cause()
+			.isInstanceOfSatisfying(A2Exception.class, (ex) -> assertThat(ex.code()).isEqualTo(ErrorCode.ABORTED));
+		assertThat(fresh.get(30, TimeUnit.SECONDS)).extracting(StoredEvent::index).containsExactly(3L);
+		assertThat(beside.get(30, TimeUnit.SECONDS)).extracting(StoredEvent::index).containsExactly(1L);
+		assertThat(this.jdbc.sql("SELECT id FROM a2_event WHERE session_id = ? ORDER BY idx").param(cleared).query(String.class).list())
+			.doesNotContain("late")
+			.endsWith("fresh");
+	}
+
+	@Test
 	void anAppendOfARunWhoseSessionWasClearedSinceStoresNothingOnEveryPath() {
 		String session = newSession();
 		this.store.append("c", session, events("before-the-clear"));
