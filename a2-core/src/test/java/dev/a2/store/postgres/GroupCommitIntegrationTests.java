@@ -414,19 +414,12 @@ class GroupCommitIntegrationTests {
 	record Note(String text) {
 	}
 
-	/**
-	 * Every round that may run at once, each blocked on a session's row lock. Closing lets one go
-	 * first, so that a single leader takes everything queued, and then the others.
-	 */
 	@Test
 	void aRoundLeavesOutTheAppendOfARunWhoseSessionWasClearedSinceAndStoresEverythingElse() throws Exception {
 		acrossSessions();
-		String cleared = newSession();
+		String cleared = clearedSession();
 		String kept = newSession();
-		this.store.append("c", cleared, events("before-the-clear"));
 		this.store.append("c", kept, events("trigger"));
-		// a run of "before-the-clear" began at clear index 0; the session is at 1 now
-		this.store.clear("c", cleared, null);
 		Future<List<StoredEvent>> late;
 		Future<List<StoredEvent>> push;
 		Future<List<StoredEvent>> current;
@@ -436,25 +429,19 @@ class GroupCommitIntegrationTests {
 			current = appendFromRun(kept, 0, "effect");
 			awaitQueued(3);
 		}
-		assertThatThrownBy(() -> late.get(30, TimeUnit.SECONDS)).cause()
-			.isInstanceOfSatisfying(A2Exception.class, (ex) -> assertThat(ex.code()).isEqualTo(ErrorCode.ABORTED))
-			.hasMessageContaining("cleared since");
+		assertRefusedAsCleared(late);
 		// the session's marker is 2: the push beside the refused append follows it, alone
 		assertThat(push.get(30, TimeUnit.SECONDS)).extracting(StoredEvent::index).containsExactly(3L);
 		assertThat(current.get(30, TimeUnit.SECONDS)).extracting(StoredEvent::index).containsExactly(2L);
-		assertThat(this.jdbc.sql("SELECT id FROM a2_event WHERE session_id = ? ORDER BY idx").param(cleared).query(String.class).list())
-			.doesNotContain("late-1", "late-2")
-			.endsWith("pushed-after-the-clear");
+		assertThat(ids(cleared)).doesNotContain("late-1", "late-2").endsWith("pushed-after-the-clear");
 		assertThat(lastIndex(cleared)).isEqualTo(3);
 	}
 
 	@Test
 	void aRunOfTheSessionsNewStartInTheSameRoundDoesNotCarryAStaleRunsAppendWithIt() throws Exception {
 		acrossSessions();
-		String cleared = newSession();
+		String cleared = clearedSession();
 		String other = newSession();
-		this.store.append("c", cleared, events("before-the-clear"));
-		this.store.clear("c", cleared, null);
 		Future<List<StoredEvent>> fresh;
 		Future<List<StoredEvent>> late;
 		Future<List<StoredEvent>> beside;
@@ -467,20 +454,15 @@ class GroupCommitIntegrationTests {
 			beside = append(other, "beside");
 			awaitQueued(3);
 		}
-		assertThatThrownBy(() -> late.get(30, TimeUnit.SECONDS)).cause()
-			.isInstanceOfSatisfying(A2Exception.class, (ex) -> assertThat(ex.code()).isEqualTo(ErrorCode.ABORTED));
+		assertRefusedAsCleared(late);
 		assertThat(fresh.get(30, TimeUnit.SECONDS)).extracting(StoredEvent::index).containsExactly(3L);
 		assertThat(beside.get(30, TimeUnit.SECONDS)).extracting(StoredEvent::index).containsExactly(1L);
-		assertThat(this.jdbc.sql("SELECT id FROM a2_event WHERE session_id = ? ORDER BY idx").param(cleared).query(String.class).list())
-			.doesNotContain("late")
-			.endsWith("fresh");
+		assertThat(ids(cleared)).doesNotContain("late").endsWith("fresh");
 	}
 
 	@Test
 	void anAppendOfARunWhoseSessionWasClearedSinceStoresNothingOnEveryPath() {
-		String session = newSession();
-		this.store.append("c", session, events("before-the-clear"));
-		this.store.clear("c", session, null);
+		String session = clearedSession();
 		Cause cause = new Cause("writer", null, 1, 1);
 		// one event without a cause (the statement of a push), a batch with causes, and in a transaction
 		List<List<EventToStore>> batches = List.of(events("single"),
@@ -497,6 +479,10 @@ class GroupCommitIntegrationTests {
 		assertThat(this.store.append("c", session, events("after"), 1)).extracting(StoredEvent::index).containsExactly(3L);
 	}
 
+	/**
+	 * Every round that may run at once, each blocked on a session's row lock. Closing lets one go
+	 * first, so that a single leader takes everything queued, and then the others.
+	 */
 	private Held holdRounds() throws Exception {
 		List<Connection> locks = new ArrayList<>();
 		List<String> blockedSessions = new ArrayList<>();
@@ -566,6 +552,28 @@ class GroupCommitIntegrationTests {
 
 	private Future<List<StoredEvent>> append(String session, String... ids) {
 		return this.callers.submit(() -> this.store.append("c", session, events(ids)));
+	}
+
+	/**
+	 * A session with an event and then a clear (its marker is 2, its clear index 1): a run of that
+	 * event began at clear index 0.
+	 */
+	private String clearedSession() {
+		String session = newSession();
+		this.store.append("c", session, events("before-the-clear"));
+		this.store.clear("c", session, null);
+		return session;
+	}
+
+	private static void assertRefusedAsCleared(Future<List<StoredEvent>> append) {
+		assertThatThrownBy(() -> append.get(30, TimeUnit.SECONDS)).cause()
+			.isInstanceOfSatisfying(A2Exception.class, (ex) -> assertThat(ex.code()).isEqualTo(ErrorCode.ABORTED))
+			.hasMessageContaining("cleared since");
+	}
+
+	/** The ids of the session's events, in index order. */
+	private List<String> ids(String session) {
+		return this.jdbc.sql("SELECT id FROM a2_event WHERE session_id = ? ORDER BY idx").param(session).query(String.class).list();
 	}
 
 	/** An append of a run whose trigger had {@code clearIndex}. */
