@@ -59,8 +59,7 @@ final class MemoryStores implements EventStore, SnapshotStore, WorkStore {
 		}
 		Log log = log(contract, session);
 		if (clearIndex != null && log.clearIndex != clearIndex) {
-			throw new A2Exception(ErrorCode.ABORTED, "session '" + session + "' was cleared since the event whose run appends"
-					+ " (clear index " + clearIndex + "): nothing was appended");
+			throw clearedSince(session, clearIndex, "appends");
 		}
 		Instant now = this.clock.instant();
 		List<StoredEvent> stored = new ArrayList<>(events.size());
@@ -76,6 +75,12 @@ final class MemoryStores implements EventStore, SnapshotStore, WorkStore {
 			stored.add(added);
 		}
 		return stored;
+	}
+
+	/** What a run's write fails with once the session was cleared since its trigger, as on PostgreSQL. */
+	private static A2Exception clearedSince(String session, int clearIndex, String write) {
+		return new A2Exception(ErrorCode.ABORTED, "session '" + session + "' was cleared since the event whose run " + write
+				+ " (clear index " + clearIndex + "): nothing was changed");
 	}
 
 	@Override
@@ -114,8 +119,7 @@ final class MemoryStores implements EventStore, SnapshotStore, WorkStore {
 			@Nullable Integer clearIndex) {
 		Log log = log(contract, session);
 		if (clearIndex != null && log.clearIndex != clearIndex) {
-			throw new A2Exception(ErrorCode.ABORTED, "session '" + session + "' was cleared since the event whose run clears"
-					+ " it (clear index " + clearIndex + "): it was not cleared again");
+			throw clearedSince(session, clearIndex, "clears");
 		}
 		if (ifLastIndex != null && log.lastIndex != ifLastIndex) {
 			throw new A2Exception(ErrorCode.CONFLICT, "session '" + session + "' was not cleared: its last index is "
