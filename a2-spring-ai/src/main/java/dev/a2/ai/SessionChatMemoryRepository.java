@@ -1,6 +1,10 @@
 package dev.a2.ai;
 
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
+import java.util.HexFormat;
 import java.util.List;
 import java.util.Locale;
 import java.util.Objects;
@@ -8,6 +12,7 @@ import java.util.Objects;
 import dev.a2.A2Server;
 import dev.a2.NewEvent;
 import dev.a2.Session;
+import dev.a2.SessionState;
 import org.springframework.ai.chat.memory.ChatMemoryRepository;
 import org.springframework.ai.chat.messages.AssistantMessage;
 import org.springframework.ai.chat.messages.Message;
@@ -25,6 +30,10 @@ import org.springframework.ai.chat.messages.ToolResponseMessage;
  * messages but keeps the latest, as {@code MessageWindowChatMemory} saves), followed by the new
  * ones; a list that changes, drops or reorders the latest stored messages is refused with an
  * {@link IllegalArgumentException} and nothing is written: the log is never rewritten.
+ * <p>
+ * A message saved twice from the same stored conversation is stored once: a retried request racing
+ * its original, on one instance or two, saves the same new messages after the same last index, and
+ * their events' ids derive from that index, their place and their content.
  */
 public final class SessionChatMemoryRepository implements ChatMemoryRepository {
 
@@ -60,11 +69,13 @@ public final class SessionChatMemoryRepository implements ChatMemoryRepository {
 	@Override
 	public void saveAll(String conversationId, List<Message> messages) {
 		Session session = session(conversationId);
-		List<Message> stored = conversation(session).messages();
+		SessionState<Conversation> read = session.state(AiEvents.CONVERSATION, Conversation.class);
+		List<Message> stored = read.state().messages();
 		int known = storedPrefix(stored, messages, conversationId);
 		List<NewEvent> events = new ArrayList<>();
-		for (Message message : messages.subList(known, messages.size())) {
-			events.add(NewEvent.of(AiEvents.MEMORY_MESSAGE, memoryMessage(message)));
+		for (int i = known; i < messages.size(); i++) {
+			Message message = messages.get(i);
+			events.add(NewEvent.of(AiEvents.MEMORY_MESSAGE, memoryMessage(message), savedId(read.index(), i - known, message)));
 		}
 		if (!events.isEmpty()) {
 			session.append(events);
@@ -119,6 +130,21 @@ public final class SessionChatMemoryRepository implements ChatMemoryRepository {
 				+ given.size() + " given message(s) do not begin with the stored conversation (or a window of it ending with its"
 				+ " latest message, " + describe(stored.get(stored.size() - 1))
 				+ "). A2 appends only: pass the stored messages followed by the new ones, or start over with deleteByConversationId");
+	}
+
+	/**
+	 * The id of the {@code ordinal}th new message of a save made after {@code index}: a save that
+	 * races another of the same messages (both read before either wrote) sends the same ids, and
+	 * the session stores them once.
+	 */
+	private static String savedId(long index, int ordinal, Message message) {
+		try {
+			byte[] digest = MessageDigest.getInstance("SHA-256").digest(key(message).getBytes(StandardCharsets.UTF_8));
+			return "memory-" + index + "-" + ordinal + "-" + HexFormat.of().formatHex(digest, 0, 8);
+		}
+		catch (NoSuchAlgorithmException ex) {
+			throw new IllegalStateException("every Java platform has SHA-256", ex);
+		}
 	}
 
 	/** What makes two messages the same for the conversation: role, text, tool calls and answers, not metadata. */

@@ -1,8 +1,15 @@
 package dev.a2.ai;
 
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 
 import dev.a2.A2Server;
 import dev.a2.Consumer;
@@ -88,6 +95,47 @@ class SessionChatMemoryRepositoryIntegrationTests {
 		assertThatIllegalArgumentException().isThrownBy(() -> this.memory.saveAll("rewrite", List.of()));
 		assertThat(events(session)).hasSize(before);
 		assertThat(this.memory.findByConversationId("rewrite")).containsExactly(new UserMessage("one"), new AssistantMessage("two"));
+	}
+
+	@Test
+	void aSaveRacingTheSameSaveOnAnotherInstanceStoresItsMessagesOnce() throws Exception {
+		this.memory.saveAll("retried", List.of(new UserMessage("one"), new AssistantMessage("two")));
+		SessionChatMemoryRepository other = new SessionChatMemoryRepository(this.support.server(), "chat");
+		List<Message> next = List.of(new UserMessage("one"), new AssistantMessage("two"), new UserMessage("three"));
+		ExecutorService saves = Executors.newFixedThreadPool(2);
+		try (Connection locker = this.support.dataSource.getConnection()) {
+			// the session's row held, both saves read the same conversation and wait to append
+			locker.setAutoCommit(false);
+			locker.createStatement()
+				.execute("SELECT 1 FROM a2_session WHERE contract = 'chat' AND session_id = 'retried' FOR UPDATE");
+			Future<?> first = saves.submit(() -> this.memory.saveAll("retried", next));
+			Future<?> second = saves.submit(() -> other.saveAll("retried", next));
+			await().atMost(Duration.ofSeconds(20)).until(() -> blockedBy(locker) == 2);
+			locker.commit();
+			first.get(20, TimeUnit.SECONDS);
+			second.get(20, TimeUnit.SECONDS);
+		}
+		finally {
+			saves.shutdownNow();
+		}
+		assertThat(this.memory.findByConversationId("retried")).containsExactlyElementsOf(next);
+		assertThat(types(this.server.session("chat", "retried"))).containsExactly(AiEvents.MEMORY_MESSAGE,
+				AiEvents.MEMORY_MESSAGE, AiEvents.MEMORY_MESSAGE);
+	}
+
+	/**
+	 * How many statements wait for a lock {@code connection} holds, or behind one that does (the second
+	 * to want a row waits for the first).
+	 */
+	private static int blockedBy(Connection connection) throws SQLException {
+		try (ResultSet rs = connection.createStatement().executeQuery("""
+				SELECT count(*) FROM pg_stat_activity a
+				WHERE pg_backend_pid() = ANY (pg_blocking_pids(a.pid))
+				   OR EXISTS (SELECT 1 FROM pg_stat_activity b
+				              WHERE b.pid = ANY (pg_blocking_pids(a.pid)) AND pg_backend_pid() = ANY (pg_blocking_pids(b.pid)))""")) {
+			rs.next();
+			return rs.getInt(1);
+		}
 	}
 
 	@Test
