@@ -62,7 +62,7 @@ final class ReplyWriter {
 	}
 
 	void nextStep() {
-		flush();
+		flushAll();
 		this.step++;
 		this.sequence = 0;
 	}
@@ -80,16 +80,61 @@ final class ReplyWriter {
 		this.pendingChunks++;
 	}
 
-	/** Appends what the model streamed since the last flush as one {@code reply.delta}. */
+	/**
+	 * Appends what the model streamed since the last flush as one {@code reply.delta}, but for a high
+	 * surrogate at its end: a model may split a character outside the Basic Multilingual Plane (an
+	 * emoji) over two chunks, and half of one cannot be stored. It goes out with the next chunk.
+	 */
 	void flush() {
-		if (this.pendingChunks == 0) {
-			return;
+		write(false);
+	}
+
+	/** Appends all the step's text still to go, the last chunk of a step included. */
+	private void flushAll() {
+		write(true);
+	}
+
+	private void write(boolean last) {
+		int end = this.pending.length();
+		if (!last && end > 0 && Character.isHighSurrogate(this.pending.charAt(end - 1))) {
+			end--;
 		}
-		append("delta/" + this.sequence,
-				NewEvent.of(AiEvents.REPLY_DELTA, new ReplyDelta(this.replyTo, this.step, this.attempt, this.pending.toString())));
-		this.sequence++;
-		this.pending.setLength(0);
+		if (end > 0) {
+			append("delta/" + this.sequence, NewEvent.of(AiEvents.REPLY_DELTA,
+					new ReplyDelta(this.replyTo, this.step, this.attempt, storable(this.pending.substring(0, end)))));
+			this.sequence++;
+			this.pending.delete(0, end);
+		}
+		// a surrogate held back waits for the next chunk, not for a timer
 		this.pendingChunks = 0;
+	}
+
+	/**
+	 * The model's text as a session can store it: a NUL or a surrogate without its pair (a model's
+	 * glitch, or a split pair whose other half never came) becomes U+FFFD, as a decoder shows a byte
+	 * it cannot read, instead of failing the reply.
+	 */
+	private static String storable(String text) {
+		StringBuilder storable = null;
+		for (int i = 0; i < text.length(); i++) {
+			char c = text.charAt(i);
+			boolean paired = Character.isHighSurrogate(c) && i + 1 < text.length()
+					&& Character.isLowSurrogate(text.charAt(i + 1));
+			boolean refused = c == 0 || (Character.isSurrogate(c) && !paired);
+			if (refused && storable == null) {
+				storable = new StringBuilder(text.length()).append(text, 0, i);
+			}
+			if (storable != null) {
+				storable.append(refused ? '\uFFFD' : c);
+				if (paired) {
+					storable.append(text.charAt(i + 1));
+				}
+			}
+			if (paired) {
+				i++;
+			}
+		}
+		return (storable != null) ? storable.toString() : text;
 	}
 
 	void restarted(int replaces) {
@@ -97,7 +142,7 @@ final class ReplyWriter {
 	}
 
 	void completed(@Nullable String finishReason, @Nullable TokenUsage usage) {
-		flush();
+		flushAll();
 		append("end", NewEvent.of(AiEvents.REPLY_COMPLETED, new ReplyCompleted(this.replyTo, this.step, this.attempt, finishReason, usage)));
 	}
 
@@ -106,17 +151,17 @@ final class ReplyWriter {
 	 * appended from the run as the abort ends it.
 	 */
 	void stopped(String reason) {
-		flush();
+		flushAll();
 		append("end", NewEvent.of(AiEvents.REPLY_STOPPED, new ReplyStopped(this.replyTo, this.step, this.attempt, reason)));
 	}
 
 	void failed(String error) {
-		flush();
-		append("end", NewEvent.of(AiEvents.REPLY_FAILED, new ReplyFailed(this.replyTo, this.step, this.attempt, error)));
+		flushAll();
+		append("end", NewEvent.of(AiEvents.REPLY_FAILED, new ReplyFailed(this.replyTo, this.step, this.attempt, storable(error))));
 	}
 
 	void toolCalls(List<AiEvents.ToolCall> calls) {
-		flush();
+		flushAll();
 		NewEvent[] events = calls.stream().map((call) -> NewEvent.of(AiEvents.TOOL_CALL, call)).toArray(NewEvent[]::new);
 		append("tool-calls", events);
 	}

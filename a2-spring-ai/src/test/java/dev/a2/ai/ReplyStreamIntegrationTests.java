@@ -253,6 +253,32 @@ class ReplyStreamIntegrationTests {
 	}
 
 	@Test
+	void anEmojiTheModelSplitsOverTwoChunksIsStoredWhole() {
+		// a delta per chunk: without holding the high surrogate back, the delta with half an emoji fails the reply
+		ScriptedModel model = new ScriptedModel(Script.answer(Duration.ZERO, "Smile ", "\uD83D", "\uDE00", "!"));
+		A2Server server = this.support.server(assistant(model, ReplySettings.DEFAULTS.withFlush(Duration.ofMillis(20), 1)));
+		Session session = server.session("chat", "split-emoji");
+		long replyTo = session.append(NewEvent.of("message.sent", new MessageSent("smile"))).get(0).index();
+		await().atMost(Duration.ofSeconds(20))
+			.until(() -> types(session).contains(AiEvents.REPLY_COMPLETED) || types(session).contains(AiEvents.REPLY_FAILED));
+		assertThat(types(session)).doesNotContain(AiEvents.REPLY_FAILED).contains(AiEvents.REPLY_COMPLETED);
+		assertThat(storedReply(session, replyTo)).isEqualTo("Smile \uD83D\uDE00!");
+		assertThat(model.calls()).isEqualTo(1);
+	}
+
+	@Test
+	void textASessionCannotStoreIsStoredAsTheReplacementCharacterNotAFailedReply() {
+		ScriptedModel model = new ScriptedModel(Script.answer(Duration.ZERO, "Bye", "\u0000", " \uDE00 ", "\uD83D"));
+		A2Server server = this.support.server(assistant(model, fastFlush()));
+		Session session = server.session("chat", "unstorable");
+		long replyTo = session.append(NewEvent.of("message.sent", new MessageSent("bye"))).get(0).index();
+		await().atMost(Duration.ofSeconds(20))
+			.until(() -> types(session).contains(AiEvents.REPLY_COMPLETED) || types(session).contains(AiEvents.REPLY_FAILED));
+		assertThat(types(session)).doesNotContain(AiEvents.REPLY_FAILED).contains(AiEvents.REPLY_COMPLETED);
+		assertThat(storedReply(session, replyTo)).isEqualTo("Bye\uFFFD \uFFFD \uFFFD");
+	}
+
+	@Test
 	void aModelThatFailsEndsTheReplyWithReplyFailed() {
 		ScriptedModel model = new ScriptedModel(Script.failing(new IllegalStateException("provider said 500"), "partial "));
 		A2Server server = this.support.server(assistant(model, fastFlush()));
