@@ -226,11 +226,12 @@ public final class ReplyStream {
 			return "There is no tool named '" + name + "'.";
 		}
 		try {
-			return tool.call(arguments);
+			// the result is stored as the model is sent it: a NUL (a tool reading a binary file) fails no reply
+			return ReplyWriter.storable(tool.call(arguments));
 		}
 		catch (RuntimeException ex) {
 			// the model is told, as Spring AI's own tool execution does, and may try otherwise
-			return "The tool failed: " + ex.getMessage();
+			return ReplyWriter.storable("The tool failed: " + ex.getMessage());
 		}
 	}
 

@@ -110,11 +110,11 @@ final class ReplyWriter {
 	}
 
 	/**
-	 * The model's text as a session can store it: a NUL or a surrogate without its pair (a model's
-	 * glitch, or a split pair whose other half never came) becomes U+FFFD, as a decoder shows a byte
-	 * it cannot read, instead of failing the reply.
+	 * Text of a model's or a tool's as a session can store it: a NUL or a surrogate without its pair
+	 * (a glitch, or a split pair whose other half never came) becomes U+FFFD, as a decoder shows a
+	 * byte it cannot read, instead of failing the reply.
 	 */
-	private static String storable(String text) {
+	static String storable(String text) {
 		StringBuilder storable = null;
 		for (int i = 0; i < text.length(); i++) {
 			char c = text.charAt(i);

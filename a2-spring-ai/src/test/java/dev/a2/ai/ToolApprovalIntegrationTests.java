@@ -134,6 +134,26 @@ class ToolApprovalIntegrationTests {
 			.contains("refund everything", "and say hi");
 	}
 
+	@Test
+	void aToolResultASessionCannotStoreIsStoredAndSentWithTheReplacementCharacter() {
+		ScriptedModel model = new ScriptedModel(Script.toolCall("call-1", "read", "{}"), Script.answer(Duration.ZERO, "Read."));
+		Assistant reader = Assistant.builder(model).tools(tool("read", (input) -> "bin\u0000ary")).build();
+		ReplyStream replies = new ReplyStream(ReplySettings.DEFAULTS);
+		A2Server server = this.support.server(Consumer.builder("chat", "assistant").types("message.sent").run((context) -> {
+			replies.converse(context, reader);
+			return null;
+		}));
+		Session session = server.session("chat", "binary");
+		session.append(NewEvent.of("message.sent", new MessageSent("read the file")));
+		await().atMost(Duration.ofSeconds(20)).until(() -> types(session).contains(AiEvents.REPLY_COMPLETED));
+
+		assertThat(ofType(session, AiEvents.TOOL_RESULT).get(0).payload(ToolResult.class).result()).isEqualTo("bin\uFFFDary");
+		List<Message> continued = model.prompts.get(1).getInstructions();
+		assertThat(continued.get(continued.size() - 1)).isInstanceOfSatisfying(ToolResponseMessage.class,
+				(response) -> assertThat(response.getResponses().get(0).responseData()).isEqualTo("bin\uFFFDary"));
+		assertThat(model.calls()).isEqualTo(2);
+	}
+
 	private static ToolCallback tool(String name, UnaryOperator<String> body) {
 		return new ToolCallback() {
 
