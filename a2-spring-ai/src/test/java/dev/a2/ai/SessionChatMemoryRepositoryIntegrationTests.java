@@ -121,6 +121,11 @@ class SessionChatMemoryRepositoryIntegrationTests {
 		assertThat(this.memory.findByConversationId("retried")).containsExactlyElementsOf(next);
 		assertThat(types(this.server.session("chat", "retried"))).containsExactly(AiEvents.MEMORY_MESSAGE,
 				AiEvents.MEMORY_MESSAGE, AiEvents.MEMORY_MESSAGE);
+
+		// after a clear the same messages are new again: their ids must not meet those of before
+		this.memory.deleteByConversationId("retried");
+		this.memory.saveAll("retried", next);
+		assertThat(this.memory.findByConversationId("retried")).containsExactlyElementsOf(next);
 	}
 
 	/**
