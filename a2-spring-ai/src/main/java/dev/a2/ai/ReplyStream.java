@@ -412,6 +412,10 @@ public final class ReplyStream {
 		}
 	}
 
+	private static @Nullable String storable(@Nullable String text) {
+		return (text != null) ? ReplyWriter.storable(text) : null;
+	}
+
 	private static String read(ChatResponse response, Step step, Map<String, AssistantMessage.ToolCall> toolCalls) {
 		StringBuilder text = new StringBuilder();
 		for (Generation generation : response.getResults()) {
@@ -420,7 +424,9 @@ public final class ReplyStream {
 				text.append(output.getText());
 			}
 			for (AssistantMessage.ToolCall call : output.getToolCalls()) {
-				toolCalls.put(call.id(), call);
+				// stored as run and as sent back: a glitch in the model's arguments fails no reply
+				toolCalls.put(call.id(), new AssistantMessage.ToolCall(storable(call.id()), call.type(), storable(call.name()),
+						storable(call.arguments())));
 			}
 			String finishReason = generation.getMetadata().getFinishReason();
 			if (finishReason != null && !finishReason.isEmpty()) {

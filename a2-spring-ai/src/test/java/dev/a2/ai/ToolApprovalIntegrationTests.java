@@ -135,9 +135,15 @@ class ToolApprovalIntegrationTests {
 	}
 
 	@Test
-	void aToolResultASessionCannotStoreIsStoredAndSentWithTheReplacementCharacter() {
-		ScriptedModel model = new ScriptedModel(Script.toolCall("call-1", "read", "{}"), Script.answer(Duration.ZERO, "Read."));
-		Assistant reader = Assistant.builder(model).tools(tool("read", (input) -> "bin\u0000ary")).build();
+	void textASessionCannotStoreInAToolsCallOrResultIsStoredRunAndSentWithTheReplacementCharacter() {
+		// half an emoji in the model's arguments, and a NUL in the tool's result
+		ScriptedModel model = new ScriptedModel(Script.toolCall("call-1", "read", "{\"file\":\"\uD83D\"}"),
+				Script.answer(Duration.ZERO, "Read."));
+		List<String> inputs = new CopyOnWriteArrayList<>();
+		Assistant reader = Assistant.builder(model).tools(tool("read", (input) -> {
+			inputs.add(input);
+			return "bin\u0000ary";
+		})).build();
 		ReplyStream replies = new ReplyStream(ReplySettings.DEFAULTS);
 		A2Server server = this.support.server(Consumer.builder("chat", "assistant").types("message.sent").run((context) -> {
 			replies.converse(context, reader);
@@ -147,6 +153,8 @@ class ToolApprovalIntegrationTests {
 		session.append(NewEvent.of("message.sent", new MessageSent("read the file")));
 		await().atMost(Duration.ofSeconds(20)).until(() -> types(session).contains(AiEvents.REPLY_COMPLETED));
 
+		assertThat(ofType(session, AiEvents.TOOL_CALL).get(0).payload(ToolCall.class).arguments()).isEqualTo("{\"file\":\"\uFFFD\"}");
+		assertThat(inputs).containsExactly("{\"file\":\"\uFFFD\"}");
 		assertThat(ofType(session, AiEvents.TOOL_RESULT).get(0).payload(ToolResult.class).result()).isEqualTo("bin\uFFFDary");
 		List<Message> continued = model.prompts.get(1).getInstructions();
 		assertThat(continued.get(continued.size() - 1)).isInstanceOfSatisfying(ToolResponseMessage.class,
