@@ -12,22 +12,45 @@ public final class StorableText {
 
 	/** Whether a plain string can be stored as it is. */
 	public static boolean isStorable(String text) {
-		for (int i = 0; i < text.length(); i++) {
+		return firstUnstorable(text, 0) < 0;
+	}
+
+	/**
+	 * {@code text} with each char that cannot be stored replaced by U+FFFD, as a decoder shows a byte
+	 * it cannot read: for text A2 did not write and must not refuse, such as a model's.
+	 */
+	public static String replacingUnstorable(String text) {
+		int at = firstUnstorable(text, 0);
+		if (at < 0) {
+			return text;
+		}
+		StringBuilder storable = new StringBuilder(text.length()).append(text, 0, at);
+		while (at >= 0) {
+			int next = firstUnstorable(text, at + 1);
+			storable.append('\uFFFD').append(text, at + 1, (next < 0) ? text.length() : next);
+			at = next;
+		}
+		return storable.toString();
+	}
+
+	/** Where from {@code from} on the first char is that cannot be stored, or -1. */
+	private static int firstUnstorable(String text, int from) {
+		for (int i = from; i < text.length(); i++) {
 			char c = text.charAt(i);
 			if (c == 0) {
-				return false;
+				return i;
 			}
 			if (Character.isHighSurrogate(c)) {
 				if (i + 1 >= text.length() || !Character.isLowSurrogate(text.charAt(i + 1))) {
-					return false;
+					return i;
 				}
 				i++;
 			}
 			else if (Character.isLowSurrogate(c)) {
-				return false;
+				return i;
 			}
 		}
-		return true;
+		return -1;
 	}
 
 	/** Whether JSON text can be stored as {@code jsonb}: as {@link #isStorable}, and no {@code \u0000} escape. */

@@ -17,6 +17,7 @@ import dev.a2.HistoryPage;
 import dev.a2.ai.AiEvents.TokenUsage;
 import dev.a2.ai.Conversation.ToolCallEntry;
 import dev.a2.ai.Conversation.Turn;
+import dev.a2.store.StorableText;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
@@ -227,11 +228,11 @@ public final class ReplyStream {
 		}
 		try {
 			// the result is stored as the model is sent it: a NUL (a tool reading a binary file) fails no reply
-			return ReplyWriter.storable(tool.call(arguments));
+			return StorableText.replacingUnstorable(tool.call(arguments));
 		}
 		catch (RuntimeException ex) {
 			// the model is told, as Spring AI's own tool execution does, and may try otherwise
-			return ReplyWriter.storable("The tool failed: " + ex.getMessage());
+			return StorableText.replacingUnstorable("The tool failed: " + ex.getMessage());
 		}
 	}
 
@@ -413,7 +414,7 @@ public final class ReplyStream {
 	}
 
 	private static @Nullable String storable(@Nullable String text) {
-		return (text != null) ? ReplyWriter.storable(text) : null;
+		return (text != null) ? StorableText.replacingUnstorable(text) : null;
 	}
 
 	private static String read(ChatResponse response, Step step, Map<String, AssistantMessage.ToolCall> toolCalls) {

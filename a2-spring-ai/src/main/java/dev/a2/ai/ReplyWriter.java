@@ -13,6 +13,7 @@ import dev.a2.ai.AiEvents.ReplyDelta;
 import dev.a2.ai.AiEvents.ReplyFailed;
 import dev.a2.ai.AiEvents.ReplyStopped;
 import dev.a2.ai.AiEvents.TokenUsage;
+import dev.a2.store.StorableText;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
@@ -83,7 +84,9 @@ final class ReplyWriter {
 	/**
 	 * Appends what the model streamed since the last flush as one {@code reply.delta}, but for a high
 	 * surrogate at its end: a model may split a character outside the Basic Multilingual Plane (an
-	 * emoji) over two chunks, and half of one cannot be stored. It goes out with the next chunk.
+	 * emoji) over two chunks, and half of one cannot be stored. It goes out with the next chunk. What
+	 * cannot be stored even so (a NUL, half a pair whose other half never came) is stored as U+FFFD
+	 * rather than fail the reply.
 	 */
 	void flush() {
 		write(false);
@@ -100,41 +103,14 @@ final class ReplyWriter {
 			end--;
 		}
 		if (end > 0) {
-			append("delta/" + this.sequence, NewEvent.of(AiEvents.REPLY_DELTA,
-					new ReplyDelta(this.replyTo, this.step, this.attempt, storable(this.pending.substring(0, end)))));
+			String text = StorableText.replacingUnstorable(this.pending.substring(0, end));
+			append("delta/" + this.sequence,
+					NewEvent.of(AiEvents.REPLY_DELTA, new ReplyDelta(this.replyTo, this.step, this.attempt, text)));
 			this.sequence++;
 			this.pending.delete(0, end);
 		}
 		// a surrogate held back waits for the next chunk, not for a timer
 		this.pendingChunks = 0;
-	}
-
-	/**
-	 * Text of a model's or a tool's as a session can store it: a NUL or a surrogate without its pair
-	 * (a glitch, or a split pair whose other half never came) becomes U+FFFD, as a decoder shows a
-	 * byte it cannot read, instead of failing the reply.
-	 */
-	static String storable(String text) {
-		StringBuilder storable = null;
-		for (int i = 0; i < text.length(); i++) {
-			char c = text.charAt(i);
-			boolean paired = Character.isHighSurrogate(c) && i + 1 < text.length()
-					&& Character.isLowSurrogate(text.charAt(i + 1));
-			boolean refused = c == 0 || (Character.isSurrogate(c) && !paired);
-			if (refused && storable == null) {
-				storable = new StringBuilder(text.length()).append(text, 0, i);
-			}
-			if (storable != null) {
-				storable.append(refused ? '\uFFFD' : c);
-				if (paired) {
-					storable.append(text.charAt(i + 1));
-				}
-			}
-			if (paired) {
-				i++;
-			}
-		}
-		return (storable != null) ? storable.toString() : text;
 	}
 
 	void restarted(int replaces) {
@@ -157,7 +133,8 @@ final class ReplyWriter {
 
 	void failed(String error) {
 		flushAll();
-		append("end", NewEvent.of(AiEvents.REPLY_FAILED, new ReplyFailed(this.replyTo, this.step, this.attempt, storable(error))));
+		append("end", NewEvent.of(AiEvents.REPLY_FAILED,
+				new ReplyFailed(this.replyTo, this.step, this.attempt, StorableText.replacingUnstorable(error))));
 	}
 
 	void toolCalls(List<AiEvents.ToolCall> calls) {
