@@ -228,7 +228,7 @@ public final class ReplyStream {
 		}
 		try {
 			// the result is stored as the model is sent it: a NUL (a tool reading a binary file) fails no reply
-			return StorableText.replacingUnstorable(tool.call(arguments));
+			return storable(tool.call(arguments));
 		}
 		catch (RuntimeException ex) {
 			// the model is told, as Spring AI's own tool execution does, and may try otherwise
