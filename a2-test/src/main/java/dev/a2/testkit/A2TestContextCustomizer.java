@@ -10,6 +10,7 @@ import dev.a2.A2Server;
 import dev.a2.live.SessionChanges;
 
 import org.springframework.beans.factory.support.DefaultListableBeanFactory;
+import org.springframework.beans.factory.support.RootBeanDefinition;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.core.env.MapPropertySource;
 import org.springframework.test.context.ContextCustomizer;
@@ -49,12 +50,20 @@ final class A2TestContextCustomizer implements ContextCustomizer {
 		}
 		context.getEnvironment().getPropertySources().addFirst(new MapPropertySource("a2Test", properties));
 		DefaultListableBeanFactory beans = (DefaultListableBeanFactory) context.getBeanFactory();
-		beans.registerSingleton("a2TestDataSource", dataSource);
-		beans.registerDisposableBean("a2TestDataSource", dataSource::close);
-		beans.registerSingleton("a2TestClock", clock);
+		// primary, so that they win over a data source or clock the application declares itself: with two
+		// candidates and no primary, A2's auto-configuration fails for the data source and takes neither
+		// clock (A2 then runs on the wall clock). The data source closes with the context (AutoCloseable).
+		beans.registerBeanDefinition("a2TestDataSource", primary(FaultyDataSource.class, dataSource));
+		beans.registerBeanDefinition("a2TestClock", primary(VirtualClock.class, clock));
 		beans.registerSingleton("a2TestRunInterceptor", kit.interceptor());
 		beans.registerSingleton("a2TestSessionChanges", SessionChanges.local());
 		beans.registerSingleton("a2TestKit", kit);
+	}
+
+	private static <T> RootBeanDefinition primary(Class<T> type, T instance) {
+		RootBeanDefinition definition = new RootBeanDefinition(type, () -> instance);
+		definition.setPrimary(true);
+		return definition;
 	}
 
 	@Override

@@ -34,10 +34,15 @@ public final class A2TestKitAssert extends AbstractAssert<A2TestKitAssert, A2Tes
 		return this;
 	}
 
-	/** A unit of {@code consumer} for the event at {@code index} of {@code session} is dead-lettered. */
+	/**
+	 * A unit of {@code consumer} ({@code "contract/name"}, or the name alone) for the event at
+	 * {@code index} of {@code session} is dead-lettered.
+	 */
 	public A2TestKitAssert hasDeadLetter(String consumer, String session, long index) {
 		List<DeadLetter> dead = deadLetterList();
-		if (dead.stream().noneMatch((d) -> d.consumer().equals(consumer) && d.session().equals(session) && d.index() == index)) {
+		if (dead.stream()
+			.noneMatch((d) -> ConsumerName.matches(consumer, d.contract(), d.consumer()) && d.session().equals(session)
+					&& d.index() == index)) {
 			failWithMessage("Expected a dead letter of consumer '%s' at event %s of session '%s', but the dead letters are %s",
 					consumer, index, session, dead);
 		}

@@ -32,6 +32,7 @@ final class KitInterceptor implements RunInterceptor {
 
 	private final RunJournal journal = new RunJournal();
 
+	/** By consumer, as {@code "contract/name"}. */
 	private final Map<String, Deque<Fault>> faults = new HashMap<>();
 
 	private final List<StalledRun> stalls = new ArrayList<>();
@@ -53,6 +54,11 @@ final class KitInterceptor implements RunInterceptor {
 	private synchronized @Nullable Fault nextFault(String consumer) {
 		Deque<Fault> queue = this.faults.get(consumer);
 		return (queue != null) ? queue.poll() : null;
+	}
+
+	/** Puts a fault back as the consumer's next. */
+	private synchronized void putBack(String consumer, Fault fault) {
+		this.faults.computeIfAbsent(consumer, (c) -> new ArrayDeque<>()).addFirst(fault);
 	}
 
 	/** Faults asked for that no run took yet. */
@@ -100,12 +106,18 @@ final class KitInterceptor implements RunInterceptor {
 
 	@Override
 	public @Nullable Object intercept(Invocation run) throws Exception {
-		String consumer = run.consumer().name();
-		RunJournal.Entry entry = this.journal.start(new RunRecord(consumer, run.session(), run.event().index(),
-				run.attempt(), this.clock.instant(), RunOutcome.RUNNING, null, null, false));
+		String consumer = run.consumer().contract() + "/" + run.consumer().name();
+		RunJournal.Entry entry = this.journal.start(new RunRecord(run.consumer().contract(), run.consumer().name(),
+				run.session(), run.event().index(), run.attempt(), this.clock.instant(), RunOutcome.RUNNING, null, null,
+				false));
 		this.changed.run();
 		releaseTakenOver(run);
 		Fault fault = nextFault(consumer);
+		if (fault instanceof Fault.Fail && run.events().size() > 1) {
+			// a batch that throws is split, which is no failure: the run of the batch's first event alone,
+			// next, takes the fault, so that failNext(n) makes n failures (back-offs, a dead letter)
+			putBack(consumer, fault);
+		}
 		if (fault instanceof Fault.Stall) {
 			entry.stalled();
 			stall(run);
@@ -149,8 +161,8 @@ final class KitInterceptor implements RunInterceptor {
 	}
 
 	private void stall(Invocation run) {
-		StalledRun stall = new StalledRun(run.consumer().contract(), run.session(), run.consumer().name(), run.event().index(),
-				run.attempt());
+		StalledRun stall = new StalledRun(run.consumer().contract(), run.session(), run.consumer().name(),
+				run.events().get(0).index(), run.event().index(), run.attempt());
 		synchronized (this.stalls) {
 			this.stalls.add(stall);
 		}
@@ -158,13 +170,19 @@ final class KitInterceptor implements RunInterceptor {
 		stall.await();
 	}
 
-	/** A run of a unit a stalled attempt holds means the unit was taken over: the zombie may go on now. */
+	/**
+	 * A later attempt's run of an event a stalled attempt holds means the unit was taken over: the zombie
+	 * may go on now. A batch taken over may have grown (events appended while the instance was frozen).
+	 */
 	private void releaseTakenOver(Invocation run) {
 		List<StalledRun> released = new ArrayList<>();
+		long first = run.events().get(0).index();
+		long last = run.event().index();
 		synchronized (this.stalls) {
 			this.stalls.removeIf((stall) -> {
-				boolean takenOver = stall.consumer.equals(run.consumer().name()) && stall.session.equals(run.session())
-						&& stall.index == run.event().index() && stall.attempt < run.attempt();
+				boolean takenOver = stall.contract.equals(run.consumer().contract())
+						&& stall.consumer.equals(run.consumer().name()) && stall.session.equals(run.session())
+						&& first <= stall.index && last >= stall.first && stall.attempt < run.attempt();
 				if (takenOver) {
 					released.add(stall);
 				}
@@ -199,16 +217,21 @@ final class KitInterceptor implements RunInterceptor {
 
 		final String consumer;
 
+		/** The index of the batch's first event; {@link #index} for a run of one event. */
+		final long first;
+
+		/** The index of the (batch's last) event it runs for, as {@link DrainActivity.RunningAttempt#index()}. */
 		final long index;
 
 		final int attempt;
 
 		private boolean released;
 
-		StalledRun(String contract, String session, String consumer, long index, int attempt) {
+		StalledRun(String contract, String session, String consumer, long first, long index, int attempt) {
 			this.contract = contract;
 			this.session = session;
 			this.consumer = consumer;
+			this.first = first;
 			this.index = index;
 			this.attempt = attempt;
 		}

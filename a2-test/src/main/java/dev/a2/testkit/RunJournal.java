@@ -18,12 +18,15 @@ public final class RunJournal {
 		return this.entries.stream().map(Entry::record).toList();
 	}
 
-	/** The runs of one consumer, in the order they started. */
+	/**
+	 * The runs of one consumer, in the order they started: {@code "contract/name"}, or a name alone for
+	 * the consumers of that name in every contract.
+	 */
 	public List<RunRecord> runs(String consumer) {
-		return runs().stream().filter((run) -> run.consumer().equals(consumer)).toList();
+		return runs().stream().filter((run) -> ConsumerName.matches(consumer, run.contract(), run.consumer())).toList();
 	}
 
-	/** The back-offs the failures of one consumer waited, in order. */
+	/** The back-offs the failures of one consumer ({@link #runs(String) named as there}) waited, in order. */
 	public List<Duration> backOffs(String consumer) {
 		return runs(consumer).stream().map(RunRecord::backOff).filter((backOff) -> backOff != null).toList();
 	}
@@ -67,14 +70,14 @@ public final class RunJournal {
 
 		synchronized void end(RunOutcome outcome, @Nullable Duration backOff, @Nullable String error) {
 			RunRecord r = this.record;
-			this.record = new RunRecord(r.consumer(), r.session(), r.index(), r.attempt(), r.at(), outcome, backOff, error,
-					r.stalled());
+			this.record = new RunRecord(r.contract(), r.consumer(), r.session(), r.index(), r.attempt(), r.at(), outcome,
+					backOff, error, r.stalled());
 		}
 
 		synchronized void stalled() {
 			RunRecord r = this.record;
-			this.record = new RunRecord(r.consumer(), r.session(), r.index(), r.attempt(), r.at(), r.outcome(), r.backOff(),
-					r.error(), true);
+			this.record = new RunRecord(r.contract(), r.consumer(), r.session(), r.index(), r.attempt(), r.at(), r.outcome(),
+					r.backOff(), r.error(), true);
 		}
 
 	}

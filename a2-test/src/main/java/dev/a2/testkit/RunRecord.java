@@ -8,6 +8,7 @@ import org.jspecify.annotations.Nullable;
 /**
  * One run of a consumer's code, in the {@link RunJournal}.
  *
+ * @param contract the contract of the consumer and the session
  * @param consumer the consumer's name
  * @param session the session's id
  * @param index the index of the event it ran for (a batch's last event)
@@ -18,12 +19,12 @@ import org.jspecify.annotations.Nullable;
  * @param error the exception of a failed run, as {@code Class: message}
  * @param stalled whether the kit stalled it ({@link A2TestKit.ConsumerFaults#stallNext()})
  */
-public record RunRecord(String consumer, String session, long index, int attempt, Instant at, RunOutcome outcome,
+public record RunRecord(String contract, String consumer, String session, long index, int attempt, Instant at, RunOutcome outcome,
 		@Nullable Duration backOff, @Nullable String error, boolean stalled) {
 
 	@Override
 	public String toString() {
-		return this.consumer + " " + this.session + " #" + this.index + " attempt " + this.attempt + " at " + this.at + ": "
+		return this.consumer + " " + this.contract + "/" + this.session + " #" + this.index + " attempt " + this.attempt + " at " + this.at + ": "
 				+ this.outcome + ((this.backOff != null) ? " (back-off " + this.backOff + ")" : "")
 				+ ((this.error != null) ? " " + this.error : "") + (this.stalled ? " [stalled]" : "");
 	}

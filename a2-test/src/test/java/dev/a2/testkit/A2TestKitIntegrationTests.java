@@ -43,7 +43,10 @@ class A2TestKitIntegrationTests {
 		.event("reminder.due", Note.class)
 		.event("stuck.requested", Note.class)
 		.event("keyed.requested", Note.class)
+		.event("ping", Note.class)
 		.build();
+
+	static final Contract BILLING = Contract.builder("billing").event("ping", Note.class).build();
 
 	static volatile CountDownLatch unstuck = new CountDownLatch(1);
 
@@ -78,13 +81,21 @@ class A2TestKitIntegrationTests {
 			return null;
 		});
 
+	/** A name two contracts give a consumer of theirs (names are unique per contract). */
+	static final Consumer ORDERS_NOTIFY = Consumer.builder("orders", "notify").types("ping").run((context) -> null);
+
+	static final Consumer BILLING_NOTIFY = Consumer.builder("billing", "notify").types("ping").run((context) -> null);
+
 	@RegisterExtension
 	static final A2TestExtension a2 = new A2TestExtension((server) -> server.contract(ORDERS)
+		.contract(BILLING)
 		.consumer(SHIPPER)
 		.consumer(FLAKY)
 		.consumer(REMINDER)
 		.consumer(STUCK)
-		.consumer(KEYED));
+		.consumer(KEYED)
+		.consumer(ORDERS_NOTIFY)
+		.consumer(BILLING_NOTIFY));
 
 	@AfterEach
 	void unstick() {
@@ -250,6 +261,51 @@ class A2TestKitIntegrationTests {
 	}
 
 	@Test
+	void drainRunsAScheduledTaskWhoseFirstSweepTheStoreRefused(A2TestKit kit) {
+		Session session = kit.session("orders", "outage-2");
+		session.schedule("now", kit.now(), NewEvent.of("order.placed", new Note("a chair")));
+		kit.storeUnavailable(1);
+
+		kit.drain();
+
+		assertThat(session).hasEventTypes("order.placed", "effect.written", "order.shipped");
+		assertThat(kit).isQuiet();
+	}
+
+	@Test
+	void drainRunsARetryWhoseFirstSweepTheStoreRefused(A2TestKit kit) {
+		Session session = kit.session("orders", "outage-3");
+		kit.consumer("shipper").failNext(1);
+		session.append(NewEvent.of("order.placed", new Note("a lamp")));
+		kit.drain();
+		kit.clock().moveTo(kit.nextDue().orElseThrow());
+		kit.storeUnavailable(1);
+
+		kit.drain();
+
+		assertThat(session).hasEventTypes("order.placed", "effect.written", "order.shipped");
+		assertThat(kit).isQuiet();
+	}
+
+	@Test
+	void faultsAndTheJournalTellConsumersOfOneNameInTwoContractsApart(A2TestKit kit) {
+		assertThatThrownBy(() -> kit.consumer("notify")).isInstanceOf(IllegalArgumentException.class)
+			.hasMessageContaining("[orders/notify, billing/notify]")
+			.hasMessageContaining("contract/name");
+		kit.consumer("billing/notify").failNext(1);
+
+		kit.session("orders", "notify-1").append(NewEvent.of("ping", new Note("x")));
+		kit.drain();
+		kit.session("billing", "notify-1").append(NewEvent.of("ping", new Note("x")));
+		kit.drain();
+
+		assertThat(kit.journal().runs("orders/notify")).extracting(RunRecord::outcome).containsExactly(RunOutcome.COMPLETED);
+		assertThat(kit.journal().runs("billing/notify")).extracting(RunRecord::outcome).containsExactly(RunOutcome.FAILED);
+		assertThat(kit.journal().runs("notify")).extracting(RunRecord::contract).containsExactly("orders", "billing");
+		assertThat(kit.journal().backOffs("billing/notify")).containsExactly(seconds(1));
+	}
+
+	@Test
 	void timeMovesOnlyWhenTheTestMovesIt(A2TestKit kit) {
 		Instant before = kit.now();
 		kit.session("orders", "still-1").append(NewEvent.of("order.placed", new Note("a cup")));
@@ -263,7 +319,9 @@ class A2TestKitIntegrationTests {
 	void faultsNeedAConsumerThatRuns(A2TestKit kit) {
 		assertThatThrownBy(() -> kit.consumer("nobody")).isInstanceOf(IllegalArgumentException.class)
 			.hasMessageContaining("no consumer named 'nobody'")
-			.hasMessageContaining("shipper");
+			.hasMessageContaining("orders/shipper");
+		assertThatThrownBy(() -> kit.consumer("billing/shipper")).isInstanceOf(IllegalArgumentException.class)
+			.hasMessageContaining("no consumer named 'billing/shipper'");
 		assertThatThrownBy(() -> kit.advance(Duration.ofSeconds(-1))).isInstanceOf(IllegalArgumentException.class);
 	}
 
