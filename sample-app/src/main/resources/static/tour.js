@@ -116,7 +116,7 @@ function renderAssistant(event) {
     case "reply.restarted": {
       const li = replyItem(p.replyTo);
       if (!current(li, p.attempt)) break;
-      li.querySelector(".text").textContent = "";
+      li.querySelector(".text").textContent = p.text || "";   // the text it continues from, if any
       li.className = "reply streaming restarted";
       li.querySelector(".state").textContent = "restarted (attempt " + p.attempt + ")";
       break;

@@ -104,8 +104,20 @@ public final class AiEvents {
 	public record ReplyDelta(long replyTo, int step, int attempt, String text) {
 	}
 
-	/** Attempt {@code attempt} starts the reply to {@code replyTo} over, replacing attempt {@code replaces}. */
-	public record ReplyRestarted(long replyTo, int attempt, int replaces) {
+	/**
+	 * Attempt {@code attempt} starts the reply to {@code replyTo} over, replacing attempt
+	 * {@code replaces}: the reply's text is {@code text} from here on, to which the attempt's deltas add.
+	 * It is empty unless the attempt continues the partial text an earlier one stored
+	 * ({@code ReplyStream.stream(context, responses, true)}); {@code null} in events stored before it
+	 * was added, which started over.
+	 */
+	public record ReplyRestarted(long replyTo, int attempt, int replaces, @Nullable String text) {
+
+		/** The text the attempt starts from. */
+		public String from() {
+			return (this.text != null) ? this.text : "";
+		}
+
 	}
 
 	/** Tokens the model counted for one call; any may be unknown. */

@@ -1,7 +1,12 @@
 package dev.a2.ai;
 
 import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
 
 import org.jspecify.annotations.Nullable;
 import org.springframework.ai.chat.messages.AssistantMessage;
@@ -105,18 +110,63 @@ public record Conversation(List<Turn> turns) {
 	}
 
 	/**
-	 * The conversation as Spring AI messages, in order. A tool call that has no answer yet (it waits
-	 * for a person) is left out: a model must be sent every call's answer with the call.
+	 * This conversation with the answers {@code later} holds to calls of it that are unanswered here:
+	 * answers stored after the point this one was read at (the run of a later approval answered them).
+	 */
+	Conversation withAnswersFrom(Conversation later) {
+		List<Entry> answers = new ArrayList<>();
+		for (Turn turn : later.turns()) {
+			for (Entry entry : turn.entries()) {
+				if (TOOL.equals(entry.role()) && entry.callId() != null && toolCall(entry.callId()) != null
+						&& !answered(entry.callId())) {
+					answers.add(entry);
+				}
+			}
+		}
+		if (answers.isEmpty()) {
+			return this;
+		}
+		List<Turn> turns = new ArrayList<>(this.turns);
+		// where the answers sit does not matter: messages() sends each right after its call
+		turns.add(new Turn(0, 0, List.copyOf(answers), null));
+		return new Conversation(List.copyOf(turns));
+	}
+
+	/**
+	 * The conversation as Spring AI messages, in order. A model must be sent every call's answer right
+	 * after the call, so the answers follow their call's message, wherever they are in the log: a call
+	 * that waited for a person is answered by a later run, after whatever was said meanwhile. A call
+	 * that has no answer yet is left out.
 	 */
 	public List<Message> messages() {
-		List<Message> messages = new ArrayList<>();
+		Map<String, Entry> answers = new HashMap<>();
 		for (Turn turn : this.turns) {
 			for (Entry entry : turn.entries()) {
-				List<ToolCallEntry> answered = entry.toolCalls().stream().filter((call) -> answered(call.id())).toList();
+				if (TOOL.equals(entry.role()) && entry.callId() != null) {
+					answers.putIfAbsent(entry.callId(), entry);
+				}
+			}
+		}
+		List<Message> messages = new ArrayList<>();
+		Set<String> sent = new HashSet<>();
+		for (Turn turn : this.turns) {
+			for (Entry entry : turn.entries()) {
+				if (TOOL.equals(entry.role())) {
+					if (entry.callId() == null || sent.add(entry.callId())) {
+						messages.add(Objects.requireNonNull(message(entry)));
+					}
+					continue;
+				}
+				List<ToolCallEntry> answered = entry.toolCalls().stream().filter((call) -> answers.containsKey(call.id())).toList();
 				Message message = message(new Entry(entry.role(), entry.text(), entry.step(), answered, entry.callId(),
 						entry.toolName()));
 				if (message != null) {
 					messages.add(message);
+				}
+				for (ToolCallEntry call : answered) {
+					if (sent.add(call.id())) {
+						messages.add(Objects.requireNonNull(message(answers.get(call.id()))));
+					}
 				}
 			}
 		}

@@ -21,7 +21,7 @@ import org.jspecify.annotations.Nullable;
  * Folds a session's events into its {@link Conversation}. The events of a reply belong to the turn
  * of their {@code replyTo}; an event of an attempt older than the turn's is ignored (a stalled
  * attempt that wakes after another took over writes nothing a reader sees), and
- * {@code reply.restarted} empties the turn for the new attempt.
+ * {@code reply.restarted} sets the turn to the text the new attempt starts from.
  */
 final class ConversationFold implements BiFunction<Conversation, Event, Conversation> {
 
@@ -35,8 +35,11 @@ final class ConversationFold implements BiFunction<Conversation, Event, Conversa
 	public Conversation apply(Conversation conversation, Event event) {
 		Object payload = event.payload();
 		if (payload instanceof ReplyRestarted restarted) {
+			// a continued reply is one model call's (step 0) text, which the attempt's deltas extend
+			List<Entry> from = restarted.from().isEmpty() ? List.of()
+					: List.of(new Entry(Conversation.ASSISTANT, restarted.from(), 0, List.of(), null, null));
 			return withTurn(conversation, restarted.replyTo(), restarted.attempt(), true,
-					(turn) -> new Turn(turn.replyTo(), restarted.attempt(), List.of(), null));
+					(turn) -> new Turn(turn.replyTo(), restarted.attempt(), from, null));
 		}
 		if (payload instanceof ReplyDelta delta) {
 			return withTurn(conversation, delta.replyTo(), delta.attempt(), false,
@@ -87,8 +90,8 @@ final class ConversationFold implements BiFunction<Conversation, Event, Conversa
 
 	/**
 	 * Applies {@code change} to the turn of {@code replyTo} (begun when absent). An older attempt
-	 * changes nothing; a newer one without a restart takes the turn over and keeps its entries (it
-	 * continues from the stored text).
+	 * changes nothing. Every attempt after the first begins with {@code reply.restarted}; a newer one
+	 * without (a log written before it did) takes the turn over and keeps its entries.
 	 */
 	private static Conversation withTurn(Conversation conversation, long replyTo, int attempt, boolean restart,
 			UnaryOperator<Turn> change) {

@@ -60,9 +60,6 @@ public final class ReplyStream {
 
 	private static final Object ABORT = new Object();
 
-	/** Folds the run's own tool results into the conversation as of its trigger. */
-	private static final ConversationFold RESULTS = new ConversationFold((event) -> null);
-
 	private final ReplySettings settings;
 
 	public ReplyStream(ReplySettings settings) {
@@ -96,15 +93,8 @@ public final class ReplyStream {
 		if (earlier != null && earlier.end() != null) {
 			return ended(earlier);
 		}
-		String partial = "";
-		if (earlier != null) {
-			if (continuePartial) {
-				partial = earlier.text();
-			}
-			else {
-				writer.restarted(earlier.attempt());
-			}
-		}
+		String partial = (earlier != null && continuePartial) ? earlier.text() : "";
+		claim(context, writer, earlier, partial);
 		writer.activity("thinking");
 		try {
 			Step step = streamStep(context, responses.apply(partial), writer);
@@ -127,9 +117,7 @@ public final class ReplyStream {
 		if (earlier != null && earlier.end() != null) {
 			return ended(earlier);
 		}
-		if (earlier != null) {
-			writer.restarted(earlier.attempt());
-		}
+		claim(context, writer, earlier, "");
 		Conversation conversation = (Conversation) context.session().state(AiEvents.CONVERSATION).state();
 		writer.activity("thinking");
 		try {
@@ -210,7 +198,7 @@ public final class ReplyStream {
 		}
 		String result = (rejection != null) ? "A person rejected this tool call: " + rejection
 				: runTool(assistant, call.name(), call.arguments());
-		Event stored = writer.toolResult(new AiEvents.ToolResult(writer.replyTo(), writer.step(), writer.attempt(), callId,
+		writer.toolResult(new AiEvents.ToolResult(writer.replyTo(), writer.step(), writer.attempt(), callId,
 				call.name(), result, rejection != null));
 		Conversation after = headConversation(context);
 		boolean othersWait = after.turns()
@@ -218,7 +206,9 @@ public final class ReplyStream {
 			.flatMap((turn) -> turn.entries().stream())
 			.filter((entry) -> entry.toolCalls().stream().anyMatch((c) -> c.id().equals(callId)))
 			.anyMatch((entry) -> !entry.toolCalls().stream().allMatch((c) -> after.answered(c.id())));
-		return othersWait ? null : RESULTS.apply(conversation, stored);
+		// the conversation as of the trigger, with every answer given since: an approval pushed with this one
+		// (an "approve all") was answered by the run before, after this trigger
+		return othersWait ? null : conversation.withAnswersFrom(after);
 	}
 
 	private static String runTool(Assistant assistant, String name, String arguments) {
@@ -242,6 +232,17 @@ public final class ReplyStream {
 
 	private static Conversation headConversation(ConsumerContext context) {
 		return (Conversation) context.session().state(AiEvents.CONVERSATION, Long.MAX_VALUE).state();
+	}
+
+	/**
+	 * An attempt after the first claims the reply before the model is asked, with {@code reply.restarted}
+	 * from the text it starts from, even when no earlier attempt's text is stored: an earlier attempt that
+	 * stalled before its first token and wakes up later must write nothing a reader takes for the reply.
+	 */
+	private static void claim(ConsumerContext context, ReplyWriter writer, @Nullable Turn earlier, String from) {
+		if (context.attempt() > 1) {
+			writer.restarted((earlier != null) ? earlier.attempt() : context.attempt() - 1, from);
+		}
 	}
 
 	/** The reply an earlier attempt of this run wrote, or {@code null} when there is none. */

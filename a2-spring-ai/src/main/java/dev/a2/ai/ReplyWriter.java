@@ -113,8 +113,10 @@ final class ReplyWriter {
 		this.pendingChunks = 0;
 	}
 
-	void restarted(int replaces) {
-		append("restarted", NewEvent.of(AiEvents.REPLY_RESTARTED, new AiEvents.ReplyRestarted(this.replyTo, this.attempt, replaces)));
+	/** Claims the reply for this attempt, starting from {@code text} (empty to start over). */
+	void restarted(int replaces, String text) {
+		append("restarted",
+				NewEvent.of(AiEvents.REPLY_RESTARTED, new AiEvents.ReplyRestarted(this.replyTo, this.attempt, replaces, text)));
 	}
 
 	void completed(@Nullable String finishReason, @Nullable TokenUsage usage) {

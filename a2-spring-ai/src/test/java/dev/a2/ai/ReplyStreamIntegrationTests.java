@@ -86,7 +86,7 @@ class ReplyStreamIntegrationTests {
 		List<Event> events = events(seen);
 		int restartedAt = types(seen).indexOf(AiEvents.REPLY_RESTARTED);
 		assertThat(restartedAt).as("the restart comes after the first attempt's text").isGreaterThan(1);
-		assertThat(events.get(restartedAt).payload(ReplyRestarted.class)).isEqualTo(new ReplyRestarted(replyTo, 2, 1));
+		assertThat(events.get(restartedAt).payload(ReplyRestarted.class)).isEqualTo(new ReplyRestarted(replyTo, 2, 1, ""));
 		assertThat(events.subList(1, restartedAt)).allSatisfy((event) -> {
 			assertThat(event.type()).isEqualTo(AiEvents.REPLY_DELTA);
 			assertThat(event.payload(ReplyDelta.class).attempt()).isEqualTo(1);
@@ -166,7 +166,9 @@ class ReplyStreamIntegrationTests {
 		await().atMost(Duration.ofSeconds(20)).until(() -> types(session).contains(AiEvents.REPLY_COMPLETED));
 		assertThat(partials).containsExactly("", "one two three ");
 		assertThat(storedReply(session, replyTo)).isEqualTo("one two three four five.");
-		assertThat(types(session)).doesNotContain(AiEvents.REPLY_RESTARTED);
+		assertThat(ofType(session, AiEvents.REPLY_RESTARTED)).extracting(Event::payload)
+			.as("the second attempt claims the reply from the text it continues")
+			.containsExactly(new ReplyRestarted(replyTo, 2, 1, "one two three "));
 	}
 
 	@Test
@@ -175,7 +177,7 @@ class ReplyStreamIntegrationTests {
 		long replyTo = session.append(NewEvent.of("message.sent", new MessageSent("hi"))).get(0).index();
 		// the log as a woken zombie leaves it: attempt 2 restarted and completed, then attempt 1 goes on
 		session.append(List.of(NewEvent.of(AiEvents.REPLY_DELTA, new ReplyDelta(replyTo, 0, 1, "old ")),
-				NewEvent.of(AiEvents.REPLY_RESTARTED, new ReplyRestarted(replyTo, 2, 1)),
+				NewEvent.of(AiEvents.REPLY_RESTARTED, new ReplyRestarted(replyTo, 2, 1, "")),
 				NewEvent.of(AiEvents.REPLY_DELTA, new ReplyDelta(replyTo, 0, 2, "new answer")),
 				NewEvent.of(AiEvents.REPLY_COMPLETED, new ReplyCompleted(replyTo, 0, 2, "STOP", null)),
 				NewEvent.of(AiEvents.REPLY_DELTA, new ReplyDelta(replyTo, 0, 1, "zombie text")),

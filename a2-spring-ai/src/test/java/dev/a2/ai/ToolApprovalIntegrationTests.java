@@ -162,6 +162,79 @@ class ToolApprovalIntegrationTests {
 		assertThat(model.calls()).isEqualTo(2);
 	}
 
+	/**
+	 * The user goes on talking while a call waits for approval. Once approved, the call's answer follows
+	 * the assistant message that made the call, as providers (OpenAI, Anthropic) require, not the
+	 * messages said meanwhile.
+	 */
+	@Test
+	void anApprovedCallsAnswerIsSentRightAfterTheCallEvenWhenTheConversationWentOnMeanwhile() {
+		ScriptedModel model = new ScriptedModel(Script.toolCall("call-1", "refund", "{}"), Script.answer(Duration.ZERO, "Hi."),
+				Script.answer(Duration.ZERO, "Refund done."));
+		A2Server server = this.support.server(assistant(model));
+		Session session = server.session("chat", "meanwhile");
+		session.append(NewEvent.of("message.sent", new MessageSent("refund everything")));
+		await().atMost(Duration.ofSeconds(20)).until(() -> types(session).contains(AiEvents.TOOL_APPROVAL_REQUESTED));
+		session.append(NewEvent.of("message.sent", new MessageSent("and say hi")));
+		await().atMost(Duration.ofSeconds(20)).until(() -> types(session).contains(AiEvents.REPLY_COMPLETED));
+		session.append(NewEvent.of(AiEvents.TOOL_APPROVED, new AiEvents.ToolApproved("call-1")));
+		await().atMost(Duration.ofSeconds(20)).until(() -> model.calls() == 3 && server.pendingWork().isEmpty());
+
+		List<Message> sent = model.prompts.get(2).getInstructions();
+		assertCallsAreFollowedByTheirAnswers(sent);
+	}
+
+	/** An "approve all" button pushes both approvals of one model answer at once: the model is told both answers. */
+	@Test
+	void twoApprovalsPushedTogetherAreBothToldToTheModel() {
+		ScriptedModel model = new ScriptedModel(new Script(List.of(), Duration.ZERO, -1,
+				List.of(new AssistantMessage.ToolCall("call-a", "function", "refund", "{\"order\":1}"),
+						new AssistantMessage.ToolCall("call-b", "function", "refund", "{\"order\":2}")),
+				null, null), Script.answer(Duration.ZERO, "Both refunded."));
+		A2Server server = this.support.server(assistant(model));
+		Session session = server.session("chat", "approve-all");
+		session.append(NewEvent.of("message.sent", new MessageSent("refund orders 1 and 2")));
+		await().atMost(Duration.ofSeconds(20)).until(() -> types(session).contains(AiEvents.TOOL_APPROVAL_REQUESTED));
+		session.append(List.of(NewEvent.of(AiEvents.TOOL_APPROVED, new AiEvents.ToolApproved("call-a")),
+				NewEvent.of(AiEvents.TOOL_APPROVED, new AiEvents.ToolApproved("call-b"))));
+		await().atMost(Duration.ofSeconds(20)).until(() -> types(session).contains(AiEvents.REPLY_COMPLETED)
+				&& server.pendingWork().isEmpty());
+
+		assertThat(this.refunds).containsExactlyInAnyOrder("{\"order\":1}", "{\"order\":2}");
+		assertThat(model.calls()).isEqualTo(2);
+		List<Message> sent = model.prompts.get(1).getInstructions();
+		assertThat(sent.stream()
+			.filter((message) -> message instanceof ToolResponseMessage)
+			.flatMap((message) -> ((ToolResponseMessage) message).getResponses().stream())
+			.map(ToolResponseMessage.ToolResponse::id)).as("the tool answers the model is sent: " + describe(sent))
+			.containsExactlyInAnyOrder("call-a", "call-b");
+		assertCallsAreFollowedByTheirAnswers(sent);
+	}
+
+	private static void assertCallsAreFollowedByTheirAnswers(List<Message> sent) {
+		for (int i = 0; i < sent.size(); i++) {
+			if (sent.get(i) instanceof AssistantMessage assistant && assistant.hasToolCalls()) {
+				for (int c = 0; c < assistant.getToolCalls().size(); c++) {
+					int at = i + 1 + c;
+					assertThat(at).as("the answers follow the call; sent: " + describe(sent)).isLessThan(sent.size());
+					assertThat(sent.get(at)).as("message %d of %s", at, describe(sent)).isInstanceOf(ToolResponseMessage.class);
+				}
+			}
+		}
+	}
+
+	private static String describe(List<Message> messages) {
+		return messages.stream().map((message) -> {
+			if (message instanceof AssistantMessage assistant && assistant.hasToolCalls()) {
+				return "assistant" + assistant.getToolCalls().stream().map(AssistantMessage.ToolCall::id).toList();
+			}
+			if (message instanceof ToolResponseMessage tool) {
+				return "tool" + tool.getResponses().stream().map(ToolResponseMessage.ToolResponse::id).toList();
+			}
+			return message.getMessageType().getValue() + "'" + message.getText() + "'";
+		}).toList().toString();
+	}
+
 	private static ToolCallback tool(String name, UnaryOperator<String> body) {
 		return new ToolCallback() {
 

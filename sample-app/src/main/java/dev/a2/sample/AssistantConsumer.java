@@ -31,7 +31,8 @@ import org.springframework.context.annotation.Configuration;
  * <p>
  * It is declared as a {@link Consumer} bean rather than with {@code @A2Consumer} because its
  * {@code abortOn} needs a predicate, and its lane key a function: each thread is a keyed lane, so the
- * replies of one thread come one after another while threads are answered at once.
+ * replies of one thread come one after another while threads are answered at once; the answers to
+ * tool approvals share a lane of their own.
  * <p>
  * The model is Spring AI's {@link ChatModel} bean: with {@code spring.ai.openai.api-key} set, OpenAI's
  * (the sample carries its starter); without, the sample's
@@ -59,7 +60,9 @@ class AssistantConsumer {
 			.build();
 		return Consumer.builder("chat", "assistant")
 			.types("message.sent", AiEvents.TOOL_APPROVED, AiEvents.TOOL_REJECTED)
-			.lane(Lane.keyed((input) -> (input.payload() instanceof MessageSent message) ? message.thread() : null))
+			// approvals on a lane of their own, one at a time: two approvals of one call (two devices) must not
+			// both find it unanswered and order two pizzas
+			.lane(Lane.keyed((input) -> (input.payload() instanceof MessageSent message) ? message.thread() : "approvals"))
 			.abortOn("stop.requested", (trigger, stop) -> trigger.payload() instanceof MessageSent message
 					&& message.thread().equals(stop.payload(StopRequested.class).thread()))
 			.run((context) -> {

@@ -1,0 +1,57 @@
+package dev.a2.sample;
+
+import dev.a2.Event;
+import dev.a2.NewEvent;
+import dev.a2.Session;
+import dev.a2.ai.AiEvents;
+import dev.a2.ai.AiEvents.ToolApprovalRequested;
+import dev.a2.ai.AiEvents.ToolResult;
+import dev.a2.sample.TourContract.MessageSent;
+import dev.a2.testkit.A2Test;
+import dev.a2.testkit.A2TestKit;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.beans.factory.annotation.Autowired;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The pizza tool waits for a person's approval. An approval pushed twice (two devices, a double
+ * click) orders one pizza: the assistant handles approvals one at a time, so the second finds the
+ * call answered.
+ */
+@A2Test(consumers = "assistant", properties = "sample.assistant.token-delay=0ms")
+class AssistantApprovalTests {
+
+	@Autowired
+	private A2TestKit kit;
+
+	@Test
+	void anApprovalPushedTwiceOrdersOnePizza() {
+		Session room = this.kit.session("chat", "pizza-room");
+		room.append(NewEvent.of("message.sent", new MessageSent("@assistant order a pizza", "ann", "ann")));
+		this.kit.drain();
+		String callId = ofType(room, AiEvents.TOOL_APPROVAL_REQUESTED).get(0).payload(ToolApprovalRequested.class).callId();
+
+		// the first approval's run freezes before its code: the second must wait for it, not order meanwhile
+		this.kit.consumer("assistant").stallNext();
+		room.append(NewEvent.of(AiEvents.TOOL_APPROVED, new AiEvents.ToolApproved(callId)));
+		room.append(NewEvent.of(AiEvents.TOOL_APPROVED, new AiEvents.ToolApproved(callId)));
+		this.kit.drain();
+		assertThat(ofType(room, AiEvents.TOOL_RESULT)).as("pizzas ordered while the first approval's run is frozen").isEmpty();
+
+		this.kit.releaseStalled();
+		this.kit.drain();
+
+		assertThat(ofType(room, AiEvents.TOOL_RESULT)).extracting((event) -> event.payload(ToolResult.class).result())
+			.singleElement()
+			.asString()
+			.startsWith("Pizza order #");
+		assertThat(ofType(room, AiEvents.REPLY_COMPLETED)).hasSize(1);
+	}
+
+	private static java.util.List<Event> ofType(Session room, String type) {
+		return room.history(0, 1000).events().stream().filter((event) -> event.type().equals(type)).toList();
+	}
+
+}
