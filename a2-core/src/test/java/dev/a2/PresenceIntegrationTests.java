@@ -82,6 +82,24 @@ class PresenceIntegrationTests {
 	}
 
 	@Test
+	void aTimestampBeforeTheEpochIsRefusedNamingAtAndStoresNothing() {
+		// the earliest PostgreSQL cannot store; the very earliest overflowed java.sql.Timestamp into another time
+		for (Instant at : List.of(Instant.EPOCH.minusMillis(1), Instant.parse("-100000-01-01T00:00:00Z"),
+				Instant.ofEpochMilli(Long.MIN_VALUE), Instant.MIN)) {
+			assertInvalid(new PresenceWrite("ann", values("typing", true), at), "at must be 1970-01-01T00:00:00Z or later");
+			assertThatThrownBy(() -> this.session.append(List.of(NewEvent.of("message.sent", new MessageSent("hi", "ann"))),
+					new PresenceWrite("ann", values("typing", false), at))).hasMessageContaining("presence.at must be");
+		}
+		assertThat(this.session.presence().participants()).isEmpty();
+		assertThat(this.session.history(0, 10).events()).isEmpty();
+		// the epoch itself is a time like any other; the farthest future is the server's time
+		this.session.presence(new PresenceWrite("ann", values("typing", true), Instant.EPOCH));
+		assertThat(this.session.presence().participants().get("ann").get("typing").at()).isEqualTo(Instant.EPOCH);
+		this.session.presence(new PresenceWrite("ann", values("typing", false), Instant.MAX));
+		assertThat(this.session.presence().participants().get("ann").get("typing")).isEqualTo(new PresenceValue(false, T0));
+	}
+
+	@Test
 	void aParticipantsFieldsExpireTogetherUnlessItWritesAgain() {
 		this.session.presence(PresenceWrite.of("ann", values("typing", true)));
 		this.session.presence(PresenceWrite.of("bob", values("typing", true)));

@@ -258,7 +258,8 @@ public final class Wire {
 		});
 	}
 
-	public String ackFrame(@Nullable String ref, List<Event> events) {
+	/** The ack of a push: {@code ref} is the push's, echoed as sent (a string, a number …), absent when it had none. */
+	public String ackFrame(@Nullable JsonNode ref, List<Event> events) {
 		return frame("ack", null, (json) -> {
 			writeRef(json, ref);
 			json.writeName("events");
@@ -273,7 +274,8 @@ public final class Wire {
 		});
 	}
 
-	public String errorFrame(@Nullable String ref, @Nullable String session, ErrorCode code, String message) {
+	/** An error frame; {@code ref} as in {@link #ackFrame}. */
+	public String errorFrame(@Nullable JsonNode ref, @Nullable String session, ErrorCode code, String message) {
 		return frame("error", session, (json) -> {
 			writeRef(json, ref);
 			json.writeName("error");
@@ -281,9 +283,11 @@ public final class Wire {
 		});
 	}
 
-	private static void writeRef(JsonGenerator json, @Nullable String ref) {
-		if (ref != null) {
-			json.writeStringProperty("ref", ref);
+	private static void writeRef(JsonGenerator json, @Nullable JsonNode ref) {
+		// a client matches the answer to its frame by ref: "42" would not find the 42 it sent
+		if (ref != null && !ref.isNull() && !ref.isMissingNode()) {
+			json.writeName("ref");
+			json.writePOJO(ref);
 		}
 	}
 

@@ -82,7 +82,7 @@ public final class A2Endpoints implements AutoCloseable {
 			long maxPushBytes) {
 		int maxFrame = (int) Math.min(Integer.MAX_VALUE, maxPushBytes * 2);
 		HandshakeWebSocketService service = new HandshakeWebSocketService(new SocketUpgrade(maxFrame));
-		SocketHandshake handshake = new SocketHandshake(service, handler, settings.allowedOrigins());
+		SocketHandshake handshake = new SocketHandshake(service, handler, handler.wire(), settings.allowedOrigins());
 		// before annotated controllers (0) and the router functions (-1), so no catch-all route takes it
 		return new SimpleUrlHandlerMapping(Map.of(settings.basePath() + "/*/socket", handshake), -2);
 	}

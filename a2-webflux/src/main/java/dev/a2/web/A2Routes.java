@@ -41,7 +41,7 @@ public final class A2Routes {
 		this.wire = wire;
 		this.basePath = settings.basePath();
 		this.sessions = new SessionHandlers(server, wire, access, scheduler, observations);
-		this.streams = new StreamHandler(wire, feeds, presence, access, scheduler, settings, observations,
+		this.streams = new StreamHandler(server, wire, feeds, presence, access, scheduler, settings, observations,
 				connections);
 	}
 

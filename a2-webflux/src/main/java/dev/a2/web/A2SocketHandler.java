@@ -1,5 +1,7 @@
 package dev.a2.web;
 
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
 import java.util.Optional;
 
 import dev.a2.A2Server;
@@ -12,6 +14,7 @@ import reactor.core.scheduler.Scheduler;
 
 import org.springframework.web.reactive.socket.WebSocketHandler;
 import org.springframework.web.reactive.socket.WebSocketSession;
+import org.springframework.web.util.UriUtils;
 
 /**
  * The WebSocket of a contract, {@code <base>/{contract}/socket}: one socket follows many sessions
@@ -28,16 +31,37 @@ public final class A2SocketHandler implements WebSocketHandler {
 				observations, connections);
 	}
 
+	/** How the socket writes JSON, for the handshake's refusals. */
+	Wire wire() {
+		return this.shared.wire();
+	}
+
 	@Override
 	public Mono<Void> handle(WebSocketSession socket) {
-		String path = socket.getHandshakeInfo().getUri().getPath();
-		String prefix = this.shared.settings().basePath() + "/";
-		String contract = path.substring(prefix.length(), path.length() - "/socket".length());
+		String contract = contract(socket.getHandshakeInfo().getUri());
 		return socket.getHandshakeInfo()
 			.getPrincipal()
 			.map(Optional::of)
 			.defaultIfEmpty(Optional.empty())
 			.flatMap((caller) -> new SocketConnection(this.shared, socket, contract, caller.orElse(null)).run());
+	}
+
+	/**
+	 * The contract a socket's URL names: its segment before {@code /socket}, percent-decoded as the
+	 * routes decode theirs. Counted from the end, as the URL also holds the path the application is
+	 * mounted under ({@code spring.webflux.base-path}), which the base path of A2 does not include.
+	 */
+	static String contract(URI uri) {
+		String path = uri.getRawPath();
+		String rest = path.endsWith("/socket") ? path.substring(0, path.length() - "/socket".length()) : path;
+		String segment = rest.substring(rest.lastIndexOf('/') + 1);
+		try {
+			return UriUtils.decode(segment, StandardCharsets.UTF_8);
+		}
+		catch (IllegalArgumentException ex) {
+			// a malformed escape: no contract has such a name, and the first frame is told so
+			return segment;
+		}
 	}
 
 }

@@ -122,11 +122,11 @@ final class SocketConnection {
 			return Mono.empty();
 		}
 		byte[] bytes = message.bytes();
-		String[] ref = { null };
+		JsonNode[] ref = { null };
 		String[] session = { null };
 		return Mono.defer(() -> {
 			JsonNode frame = this.shared.wire().readObject(bytes, "the frame");
-			ref[0] = text(frame.get("ref"));
+			ref[0] = frame.get("ref");
 			session[0] = text(frame.get("session"));
 			String type = Wire.requiredString(frame, "type", "");
 			return switch (type) {
@@ -220,7 +220,7 @@ final class SocketConnection {
 		return Mono.empty();
 	}
 
-	private Mono<Void> push(JsonNode frame, @Nullable String ref) {
+	private Mono<Void> push(JsonNode frame, @Nullable JsonNode ref) {
 		String id = sessionId(frame);
 		List<NewEvent> events = this.shared.wire().readEvents(frame);
 		PresenceWrite presence = PresenceWrites.read(frame.get("presence"), this.caller, "presence.");

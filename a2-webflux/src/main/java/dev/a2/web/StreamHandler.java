@@ -4,6 +4,7 @@ import java.util.Map;
 import java.util.Optional;
 
 import dev.a2.A2Observations;
+import dev.a2.A2Server;
 import dev.a2.Session;
 import dev.a2.SessionState;
 import dev.a2.live.FeedItem;
@@ -31,6 +32,8 @@ import org.springframework.web.reactive.function.server.ServerResponse;
  */
 final class StreamHandler {
 
+	private final A2Server server;
+
 	private final Wire wire;
 
 	private final SessionFeeds feeds;
@@ -47,8 +50,9 @@ final class StreamHandler {
 
 	private final LiveConnections connections;
 
-	StreamHandler(Wire wire, SessionFeeds feeds, PresenceFeeds presence, Access access,
+	StreamHandler(A2Server server, Wire wire, SessionFeeds feeds, PresenceFeeds presence, Access access,
 			Scheduler scheduler, A2WebSettings settings, ObservationRegistry observations, LiveConnections connections) {
+		this.server = server;
 		this.wire = wire;
 		this.feeds = feeds;
 		this.presence = presence;
@@ -88,7 +92,7 @@ final class StreamHandler {
 		Flux<ServerSentEvent<String>> events = this.feeds.events(contract, session.id(), after)
 			.concatMap((item) -> frames(session, item, reducer), 1);
 		if (reducer != null) {
-			events = state(session, reducer, null).concatWith(events);
+			events = firstState(session, reducer, after).concatWith(events);
 		}
 		Flux<ServerSentEvent<String>> presence = this.presence.presence(contract, session.id())
 			.map(this::presenceFrame);
@@ -136,11 +140,25 @@ final class StreamHandler {
 		return Flux.just(frame).concatWith(state(session, reducer, through));
 	}
 
-	private Mono<ServerSentEvent<String>> state(Session session, String reducer, @Nullable Long through) {
+	/**
+	 * The state a stream starts with: as of where it starts, not the head, as the history that follows
+	 * may come in several frames, each followed by its state, and a client must never be handed a state
+	 * older than one it has. A stream that starts before the latest clear starts at the clear: the state
+	 * of events a clear removed is not for a reader who joins after it.
+	 */
+	private Mono<ServerSentEvent<String>> firstState(Session session, String reducer, long after) {
 		return Mono.fromCallable(() -> {
-			SessionState<?> state = (through != null) ? session.state(reducer, through) : session.state(reducer);
-			return ServerSentEvent.<String>builder().event("state").data(this.wire.state(state.index(), state.state())).build();
+			long clearedAt = this.server.eventStore().head(session.contract().name(), session.id()).clearedAt();
+			return stateFrame(session.state(reducer, Math.max(after, clearedAt)));
 		}).subscribeOn(this.scheduler);
+	}
+
+	private Mono<ServerSentEvent<String>> state(Session session, String reducer, long through) {
+		return Mono.fromCallable(() -> stateFrame(session.state(reducer, through))).subscribeOn(this.scheduler);
+	}
+
+	private ServerSentEvent<String> stateFrame(SessionState<?> state) {
+		return ServerSentEvent.<String>builder().event("state").data(this.wire.state(state.index(), state.state())).build();
 	}
 
 	private ServerSentEvent<String> presenceFrame(PresenceUpdate update) {

@@ -412,6 +412,22 @@ class HostileInputIntegrationTests {
 		assertThat(pingPong(new HttpHeaders())).isEqualTo("pong");
 	}
 
+	@Test
+	void aCrossOriginHandshakeIsAnsweredForbiddenWithA2sErrorBody() {
+		String message = error(this.http.get().uri("/a2/chat/socket").header("Origin", "http://evil.example")
+			.header("Upgrade", "websocket").header("Connection", "Upgrade").header("Sec-WebSocket-Version", "13")
+			.header("Sec-WebSocket-Key", "dGhlIHNhbXBsZSBub25jZQ==").exchange(), 403, "FORBIDDEN");
+		assertThat(message).contains("http://evil.example").contains("a2.web.allowed-origins");
+	}
+
+	@Test
+	void aGetOfTheSocketWithoutAnUpgradeIsAnsweredWithA2sErrorBody() {
+		// a proxy that dropped the Upgrade header, a curl: told what the URL is, not the server's error page
+		String message = error(this.http.get().uri("/a2/chat/socket").exchange(), 400, "INVALID_PAYLOAD");
+		assertThat(message).contains("/a2/chat/socket").contains("WebSocket");
+		error(this.http.post().uri("/a2/chat/socket").exchange(), 400, "INVALID_PAYLOAD");
+	}
+
 	private String pingPong(HttpHeaders headers) {
 		try (RawSocket socket = new RawSocket(uri(), headers)) {
 			return socket.exchange(text("{\"type\":\"ping\"}"), 1).get(0).path("type").asString();

@@ -20,8 +20,13 @@ import org.reactivestreams.Subscription;
 import reactor.blockhound.BlockingOperationError;
 import reactor.core.Disposable;
 import reactor.core.publisher.BaseSubscriber;
+import reactor.core.publisher.Flux;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
 
 import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.core.ParameterizedTypeReference;
+import org.springframework.http.MediaType;
 import org.springframework.http.client.ReactorResourceFactory;
 import org.springframework.http.codec.ServerSentEvent;
 import org.springframework.web.reactive.function.client.WebClient;
@@ -39,6 +44,8 @@ import static org.awaitility.Awaitility.await;
  * both, and subscribers that disconnect, resume, or stop reading.
  */
 class LiveStreamIntegrationTests {
+
+	private static final JsonMapper json = JsonMapper.builder().build();
 
 	private static Instances instances;
 
@@ -122,6 +129,55 @@ class LiveStreamIntegrationTests {
 	}
 
 	@Test
+	void stateFramesNeverGoBackWhenTheHistoryComesInSeveralFrames() {
+		// 600 events: more than one frame (500) of history
+		for (int push = 0; push < 6; push++) {
+			StringBuilder body = new StringBuilder("{\"events\":[");
+			for (int i = 1; i <= 100; i++) {
+				body.append((i > 1) ? "," : "").append("{\"type\":\"message.sent\",\"payload\":{\"text\":\"m")
+					.append(push * 100 + i).append("\",\"author\":\"ann\"}}");
+			}
+			clientA.post().uri("/a2/chat/sessions/state-sync/events").contentType(MediaType.APPLICATION_JSON)
+				.bodyValue(body.append("]}").toString()).retrieve().toBodilessEntity().block(Duration.ofSeconds(30));
+		}
+		List<String> frames = new ArrayList<>();
+		List<Long> states = new ArrayList<>();
+		stateStream(clientB, "state-sync", 0).takeUntil((event) -> {
+			frames.add(describe(event));
+			if ("state".equals(event.event())) {
+				states.add(json.readTree(event.data()).get("index").asLong());
+			}
+			return states.contains(600L);
+		}).blockLast(Duration.ofSeconds(30));
+		// the state where the stream starts, then the state after each events frame
+		assertThat(states).as("the state frames among %s", frames).isSorted().startsWith(0L).endsWith(600L).hasSizeGreaterThan(2);
+		assertThat(frames.get(1)).as("%s", frames).startsWith("events");
+	}
+
+	@Test
+	void aStreamFromBeforeAClearIsNotHandedTheStateOfWhatTheClearRemoved() {
+		push(clientA, "state-cleared", "gone");
+		push(clientA, "state-cleared", "gone too");
+		clientA.delete().uri("/a2/chat/sessions/state-cleared").retrieve().toBodilessEntity().block(Duration.ofSeconds(30));
+		push(clientA, "state-cleared", "kept");
+		List<String> frames = new ArrayList<>();
+		List<JsonNode> states = new ArrayList<>();
+		// through the state after the events frame of "kept"
+		stateStream(clientB, "state-cleared", 1).takeUntil((event) -> {
+			frames.add(describe(event));
+			if (!"state".equals(event.event())) {
+				return false;
+			}
+			states.add(json.readTree(event.data()));
+			return frames.contains("events(id 4)");
+		}).blockLast(Duration.ofSeconds(30));
+		assertThat(states).as("%s", frames).extracting((state) -> state.get("state").get("last").asString())
+			.doesNotContain("gone", "gone too");
+		assertThat(states).as("%s", frames).extracting((state) -> state.get("index").asLong()).isSorted().endsWith(4L);
+		assertThat(states.get(states.size() - 1).get("state").get("messages").asInt()).isEqualTo(1);
+	}
+
+	@Test
 	void aSubscriberThatStopsReadingIsNotBufferedForAndCatchesUpFromTheStore() throws Exception {
 		SessionFeeds feeds = b.getBean(SessionFeeds.class);
 		List<Long> received = new CopyOnWriteArrayList<>();
@@ -183,6 +239,21 @@ class LiveStreamIntegrationTests {
 			return 1;
 		});
 		assertThatThrownBy(() -> blocking.get(5, TimeUnit.SECONDS)).hasCauseInstanceOf(BlockingOperationError.class);
+	}
+
+	private static Flux<ServerSentEvent<String>> stateStream(WebClient client, String session, long after) {
+		return client.get()
+			.uri("/a2/chat/sessions/{session}/stream?after={after}&state=summary", session, after)
+			.accept(MediaType.TEXT_EVENT_STREAM)
+			.retrieve()
+			.bodyToFlux(new ParameterizedTypeReference<ServerSentEvent<String>>() {
+			})
+			.filter((event) -> "state".equals(event.event()) || "events".equals(event.event()) || "cleared".equals(event.event()));
+	}
+
+	private static String describe(ServerSentEvent<String> event) {
+		return "state".equals(event.event()) ? "state@" + json.readTree(event.data()).get("index").asLong()
+				: event.event() + "(id " + event.id() + ")";
 	}
 
 }

@@ -1,6 +1,7 @@
 package dev.a2.web;
 
 import java.time.Duration;
+import java.time.Instant;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 
@@ -27,6 +28,10 @@ import static org.awaitility.Awaitility.await;
 class PresenceWebIntegrationTests {
 
 	private static final JsonMapper json = JsonMapper.builder().build();
+
+	/** Each parses, as an instant or epoch milliseconds, to a time before 1970. */
+	private static final List<String> BEFORE_THE_EPOCH = List.of("\"-100000-01-01T00:00:00Z\"",
+			"\"-999999999-01-01T00:00:00Z\"", "-9223372036854775808", "-300000000000000000", "-1");
 
 	private static Instances instances;
 
@@ -93,6 +98,47 @@ class PresenceWebIntegrationTests {
 	}
 
 	@Test
+	void anAtBeforeTheEpochIsRefusedNamingItAndStoresNothing() {
+		// an instant and epoch milliseconds PostgreSQL cannot store, and two that overflowed on the way to it
+		for (String at : BEFORE_THE_EPOCH) {
+			String write = "{\"participant\":\"p1\",\"values\":{\"typing\":true},\"at\":" + at + "}";
+			assertThat(answer(a.put().uri("/a2/chat/sessions/ancient/presence").contentType(MediaType.APPLICATION_JSON)
+				.bodyValue(write))).as(at).startsWith("400 ").contains("INVALID_PAYLOAD").contains("at must be 1970-01-01T00:00:00Z or later");
+			String push = "{\"events\":[{\"type\":\"message.sent\",\"payload\":{\"text\":\"hi\",\"author\":\"ann\"}}],\"presence\":"
+					+ write + "}";
+			assertThat(answer(a.post().uri("/a2/chat/sessions/ancient/events").contentType(MediaType.APPLICATION_JSON)
+				.bodyValue(push))).as(at).startsWith("400 ").contains("INVALID_PAYLOAD").contains("presence.at must be");
+		}
+		assertThat(answer(a.get().uri("/a2/chat/sessions/ancient/presence"))).isEqualTo("200 {\"participants\":{}}");
+		assertThat(answer(a.get().uri("/a2/chat/sessions/ancient/events"))).startsWith("200 ").contains("\"head\":0");
+	}
+
+	@Test
+	void aSocketPresenceFrameWithAnAtBeforeTheEpochIsAnsweredInvalidPayload() {
+		try (TestSocket socket = new TestSocket(portB, "chat")) {
+			socket.send("{\"type\":\"presence\",\"session\":\"ancient-ws\",\"participant\":\"p1\",\"values\":{\"typing\":true},"
+					+ "\"at\":\"-100000-01-01T00:00:00Z\"}");
+			JsonNode error = socket.awaitFrame(TestSocket.type("error"));
+			assertThat(error.path("session").asString()).isEqualTo("ancient-ws");
+			assertThat(error.path("error").path("code").asString()).as("%s", error).isEqualTo("INVALID_PAYLOAD");
+			assertThat(error.path("error").path("message").asString()).startsWith("at must be");
+		}
+	}
+
+	@Test
+	void anAtFromTheFarthestFutureIsTakenAsTheServersTime() {
+		for (String at : List.of("9223372036854775807", "\"+1000000000-12-31T23:59:59.999999999Z\"")) {
+			assertThat(answer(a.put().uri("/a2/chat/sessions/future/presence").contentType(MediaType.APPLICATION_JSON)
+				.bodyValue("{\"participant\":\"p1\",\"values\":{\"typing\":true},\"at\":" + at + "}"))).as(at).startsWith("200 ");
+			JsonNode read = json.readTree(a.get().uri("/a2/chat/sessions/future/presence").retrieve().bodyToMono(String.class)
+				.block(Duration.ofSeconds(10)));
+			// the server's time when it wrote, which is before this read
+			assertThat(Instant.parse(read.get("participants").get("p1").get("typing").get("at").asString())).as(at)
+				.isBeforeOrEqualTo(Instant.now());
+		}
+	}
+
+	@Test
 	void aSocketWritesPresenceAndItsSubscribersGetPatches() {
 		try (TestSocket socket = new TestSocket(portB, "chat")) {
 			socket.send("{\"type\":\"subscribe\",\"session\":\"desk\"}");
@@ -102,6 +148,12 @@ class PresenceWebIntegrationTests {
 			assertThat(patches.get("patches").get(0).get("participant").asString()).isEqualTo("bob");
 			assertThat(patches.get("patches").get(0).get("value").asString()).isEqualTo("away");
 		}
+	}
+
+	/** The status and body of an answer, as {@code "400 {…}"}. */
+	private static String answer(WebClient.RequestHeadersSpec<?> request) {
+		return request.exchangeToMono((response) -> response.bodyToMono(String.class).defaultIfEmpty("")
+			.map((body) -> response.statusCode().value() + " " + body)).block(Duration.ofSeconds(10));
 	}
 
 	private static JsonNode awaitPatch(List<JsonNode> frames, String field, boolean present) {

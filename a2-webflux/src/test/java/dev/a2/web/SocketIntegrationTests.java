@@ -1,5 +1,7 @@
 package dev.a2.web;
 
+import java.net.URI;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -9,6 +11,8 @@ import org.junit.jupiter.api.Test;
 import tools.jackson.databind.JsonNode;
 
 import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.http.HttpHeaders;
+import org.springframework.http.MediaType;
 import org.springframework.web.reactive.function.client.WebClient;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -22,6 +26,9 @@ class SocketIntegrationTests {
 
 	private static WebClient http;
 
+	/** An instance mounted under a WebFlux base path, {@code /app}: A2's URLs are {@code /app/a2/…}. */
+	private static int portUnderBasePath;
+
 	@BeforeAll
 	static void start() {
 		instances = new Instances("sockets");
@@ -29,6 +36,7 @@ class SocketIntegrationTests {
 				"a2.web.max-subscriptions-per-socket=3");
 		port = Instances.port(app);
 		http = WebCalls.client(app);
+		portUnderBasePath = Instances.port(instances.start(ChatApplication.class, "spring.webflux.base-path=/app"));
 	}
 
 	@AfterAll
@@ -72,7 +80,8 @@ class SocketIntegrationTests {
 			socket.send("{\"type\":\"push\",\"ref\":7,\"session\":\"bad-push\",\"events\":[{\"type\":\"message.sent\","
 					+ "\"payload\":{\"text\":\"\",\"author\":\"ann\"}}]}");
 			JsonNode error = socket.awaitFrame(TestSocket.type("error"));
-			assertThat(error.get("ref").asString()).isEqualTo("7");
+			assertThat(error.get("ref").isIntegralNumber()).as("the ref of %s, sent as the number 7", error).isTrue();
+			assertThat(error.get("ref").asLong()).isEqualTo(7);
 			assertThat(error.get("error").get("code").asString()).isEqualTo("INVALID_PAYLOAD");
 			assertThat(error.get("error").get("message").asString()).contains("events[0].payload.text");
 			socket.send("{\"type\":\"ping\"}");
@@ -80,6 +89,45 @@ class SocketIntegrationTests {
 		}
 		String page = http.get().uri("/a2/chat/sessions/bad-push/events").retrieve().bodyToMono(String.class).block();
 		assertThat(page).contains("\"events\":[]");
+	}
+
+	@Test
+	void theAckOfAPushCarriesItsRefAsSentANumberAsANumber() {
+		try (TestSocket socket = new TestSocket(port, "chat")) {
+			socket.send("{\"type\":\"push\",\"ref\":42,\"session\":\"numeric-ref\",\"events\":[{\"type\":\"message.sent\","
+					+ "\"payload\":{\"text\":\"hi\",\"author\":\"ann\"}}]}");
+			JsonNode ack = socket.awaitFrame(TestSocket.type("ack"));
+			assertThat(ack.get("ref").isIntegralNumber()).as("the ref of %s, sent as the number 42", ack).isTrue();
+			assertThat(ack.get("ref").asLong()).isEqualTo(42);
+			socket.send("{\"type\":\"push\",\"ref\":\"42\",\"session\":\"numeric-ref\",\"events\":[{\"type\":\"message.sent\","
+					+ "\"payload\":{\"text\":\"again\",\"author\":\"ann\"}}]}");
+			JsonNode second = socket.awaitFrame((frame) -> TestSocket.type("ack").test(frame) && frame.path("ref").isString());
+			assertThat(second.get("ref").asString()).isEqualTo("42");
+		}
+	}
+
+	@Test
+	void theSocketServesItsContractUnderAWebFluxBasePath() {
+		WebClient underBasePath = WebClient.create("http://localhost:" + portUnderBasePath);
+		underBasePath.post().uri("/app/a2/chat/sessions/based/events").contentType(MediaType.APPLICATION_JSON)
+			.bodyValue("{\"events\":[{\"type\":\"message.sent\",\"payload\":{\"text\":\"hi\",\"author\":\"ann\"}}]}")
+			.retrieve().toBodilessEntity().block(Duration.ofSeconds(30));
+		try (TestSocket socket = new TestSocket(URI.create("ws://localhost:" + portUnderBasePath + "/app/a2/chat/socket"),
+				new HttpHeaders())) {
+			socket.send("{\"type\":\"subscribe\",\"session\":\"based\"}");
+			JsonNode answer = socket.awaitFrame((frame) -> TestSocket.type("subscribed").test(frame) || TestSocket.type("error").test(frame));
+			assertThat(answer.path("type").asString()).as("the answer to a subscribe: %s", answer).isEqualTo("subscribed");
+			assertThat(answer.path("head").asLong()).isEqualTo(1);
+			assertThat(indexes(socket.awaitFrame(TestSocket.type("events", "based")))).containsExactly(1L);
+		}
+		// the contract is the URL's segment before /socket, whatever the application is mounted under
+		try (TestSocket socket = new TestSocket(URI.create("ws://localhost:" + portUnderBasePath + "/app/a2/nope/socket"),
+				new HttpHeaders())) {
+			socket.send("{\"type\":\"subscribe\",\"session\":\"based\"}");
+			JsonNode error = socket.awaitFrame(TestSocket.type("error"));
+			assertThat(error.path("error").path("code").asString()).isEqualTo("UNKNOWN_CONTRACT");
+			assertThat(error.path("error").path("message").asString()).contains("'nope'");
+		}
 	}
 
 	@Test

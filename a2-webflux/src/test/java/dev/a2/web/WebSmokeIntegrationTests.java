@@ -77,8 +77,8 @@ class WebSmokeIntegrationTests {
 			.take(4)
 			.collectList()
 			.block(Duration.ofSeconds(10));
-		// The state before the history, the history, the state after it; the presence snapshot comes
-		// from its own feed and may arrive anywhere among them.
+		// The state where the stream starts (before any event), the history, the state after it; the
+		// presence snapshot comes from its own feed and may arrive anywhere among them.
 		assertThat(first).extracting(ServerSentEvent::event)
 			.containsExactlyInAnyOrder("state", "events", "state", "presence");
 		assertThat(first).filteredOn((event) -> !"presence".equals(event.event()))
@@ -86,7 +86,8 @@ class WebSmokeIntegrationTests {
 			.containsExactly("state", "events", "state");
 		assertThat(first).filteredOn((event) -> "state".equals(event.event()))
 			.extracting(ServerSentEvent::data)
-			.containsOnly("{\"index\":1,\"state\":{\"messages\":1,\"last\":\"hi\"}}");
+			.containsExactly("{\"index\":0,\"state\":{\"messages\":0,\"last\":\"\"}}",
+					"{\"index\":1,\"state\":{\"messages\":1,\"last\":\"hi\"}}");
 
 		assertThat(this.observations).hasObservationWithNameEqualTo(A2Observations.PUSH)
 			.that()
