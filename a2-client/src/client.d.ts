@@ -68,11 +68,15 @@ export interface PresencePatch {
 
 export type Status = "connecting" | "live" | "reconnecting" | "error" | "closed";
 
-/** A2's error codes (§11), and the client's own: NETWORK (no answer), ABORTED, CLOSED. */
+/**
+ * A2's error codes (§11), and the client's own: NETWORK (no answer), ABORTED, CLOSED, UNEXPECTED_RESPONSE
+ * (a stream answered with something other than an event stream, or a push or read with something other than
+ * JSON, such as a login page a redirect led to).
+ */
 export type ErrorCode =
   | "INVALID_PAYLOAD" | "UNKNOWN_CONTRACT" | "UNKNOWN_REDUCER" | "CONFLICT" | "CONSUMER_DEAD_LETTERED"
   | "PAYLOAD_TOO_LARGE" | "UNAUTHORIZED" | "FORBIDDEN" | "STORE_UNAVAILABLE" | "INTERNAL"
-  | "NETWORK" | "ABORTED" | "CLOSED" | (string & {});
+  | "NETWORK" | "ABORTED" | "CLOSED" | "UNEXPECTED_RESPONSE" | (string & {});
 
 export class A2Error extends Error {
   constructor(code: ErrorCode, message: string, options?: { status?: number; cause?: unknown });
@@ -117,7 +121,10 @@ export class IndexedDbOutbox implements OutboxStorage {
 export interface ClientOptions {
   /** Where A2's routes are: "/a2" by default; absolute in Node ("http://localhost:8080/a2"). */
   baseUrl?: string;
-  /** "sse" (a stream per view) or "socket" (one WebSocket per contract for every view). */
+  /**
+   * "sse" (a stream per view) or "socket" (one WebSocket per contract for every view; a push goes over
+   * HTTP, with the same ids, when the socket does not open or cannot carry its frame).
+   */
   transport?: "sse" | "socket";
   /** Who presence writes are for; the server takes the caller's name when absent. */
   participant?: string;
@@ -132,7 +139,10 @@ export interface ClientOptions {
   outbox?: OutboxStorage;
   /** The server's a2.presence.ttl in ms (60000 by default): kept fields are written every third of it. */
   presenceTtl?: number;
-  /** Reconnect and retry delays in ms, doubling with jitter (250 to 10000 by default). */
+  /**
+   * Reconnect and retry delays in ms, doubling with jitter (250 to 10000 by default); a stream's starts
+   * again once the stream delivered something.
+   */
   backoff?: { initial?: number; max?: number };
   /** Silence in ms after which a stream or socket is taken for dead (45000; the server pings every 15 s). */
   idleTimeout?: number;
@@ -203,10 +213,12 @@ export interface Session<C extends ContractShape = ContractShape, S = unknown> {
 
 export interface A2Client<Cs extends Contracts = Contracts> {
   readonly closed: boolean;
+  /** A live view; once the client is closed, a view already closed that opens nothing. */
   session<K extends keyof Cs & string, R extends keyof StateOf<Cs[K]> & string = never>(
     contract: K, id: string, options?: SessionOptions<R>): Session<Cs[K], [R] extends [never] ? unknown : StateOf<Cs[K]>[R]>;
   push<K extends keyof Cs & string>(contract: K, id: string, events: NewEvent<Cs[K]["events"]>[],
     options?: PushOptions<PresenceOf<Cs[K]>>): Promise<Array<{ index: number; id: string }>>;
+  /** Ends every view and socket; a push after it rejects with CLOSED. */
   close(): void;
 }
 

@@ -189,6 +189,7 @@ class A2Client {
     this.controller.signal.addEventListener("abort", () => this.close(), { once: true });
     this.sessions = new Set();
     this.sockets = new Map();   // contract -> SocketLine
+    this.socketFrameLimit = Infinity;   // bytes of a frame the server closed a socket for (1009)
     const storage = options.outbox ?? (globalThis.indexedDB ? new IndexedDbOutbox() : new MemoryOutbox());
     this.outbox = new Outbox(this, storage);
     if (globalThis.addEventListener && globalThis.document) {
@@ -202,9 +203,13 @@ class A2Client {
     return this.controller.signal.aborted;
   }
 
-  /** A live view of a session: history then live, resumed across reconnects. */
+  /** A live view of a session: history then live, resumed across reconnects; closed at once if the client is. */
   session(contract, id, options = {}) {
     const session = new Session(this, contract, id, options);
+    if (this.closed) {
+      session.close();   // a closed client opens nothing: the view is closed from the start
+      return session;
+    }
     this.sessions.add(session);
     session.start();
     return session;
@@ -215,7 +220,7 @@ class A2Client {
     return this.outbox.push(contract, id, events, options);
   }
 
-  /** Ends every view and socket; pending pushes stay in the outbox for the next client. */
+  /** Ends every view and socket; pending pushes stay in the outbox for the next client; a later push rejects (CLOSED). */
   close() {
     if (this.ending) return;
     this.ending = true;
@@ -252,6 +257,14 @@ class A2Client {
       throw networkError(e);
     }
     if (!response.ok) throw await errorOf(response);
+    const type = response.headers.get("content-type") || "";
+    if (!/^application\/([\w.+-]*\+)?json\s*(;|$)/i.test(type)) {
+      // a login page a redirect led to, a proxy's page: nothing was stored, and asking again answers the same
+      response.body?.cancel().catch(() => {});
+      throw new A2Error("UNEXPECTED_RESPONSE", method + " " + url + " answered " + response.status + " with "
+        + (type || "no Content-Type") + ", not JSON" + (response.redirected ? ", after a redirect to " + response.url : "")
+        + " (a login page? a proxy's?): log in or check baseUrl", { status: response.status });
+    }
     try {
       return await response.json();
     } catch (e) {
@@ -318,6 +331,7 @@ class Outbox {
       throw new A2Error("INVALID_PAYLOAD", "events must be a non-empty array of {type, payload, id?}", { status: 0 });
     }
     if (signal && signal.aborted) throw abortError(signal);
+    if (this.client.closed) throw new A2Error("CLOSED", "the client was closed: push with a new one");
     const entry = {
       key: newId(),
       seq: this.seq++,
@@ -384,7 +398,10 @@ class Outbox {
     const unlink = link(this.client.controller.signal, entry.controller);
     try {
       if (this.client.transport === "socket") {
-        return await this.client.socket(entry.contract).push(entry, body, entry.controller.signal);
+        const stored = await this.client.socket(entry.contract).push(entry, body, entry.controller.signal);
+        if (stored) return stored;
+        // the socket could not carry it (it does not open, or the frame is too large for it): over HTTP,
+        // the same batch with the same ids, so it is stored once and a refusal (401, 413…) is told
       }
       const answer = await this.client.call("POST", this.client.url(entry.contract, entry.session, "/events"), body,
         { signal: entry.controller.signal });
@@ -631,12 +648,20 @@ class Session {
           cache: "no-store",
           signal: controller.signal,
         });
+        const type = response.headers.get("Content-Type") || "";
         if (!response.ok) {
           error = await errorOf(response);
+        } else if (!/^text\/event-stream\s*(;|$)/i.test(type)) {
+          // a login page a redirect led to, a proxy's page: asking again would answer the same
+          error = new A2Error("UNEXPECTED_RESPONSE", "the stream answered " + response.status + " with "
+            + (type || "no Content-Type") + ", not text/event-stream" + (response.redirected ? ", after a redirect to "
+            + response.url : "") + " (a login page? a proxy's?): log in or check baseUrl, then call reconnect()",
+          { status: response.status });
+          response.body?.cancel().catch(() => {});
         } else {
-          attempt = 0;
           this.setStatus("live");
-          await this.readSse(response.body, controller);
+          // the back-off starts again once the stream delivered something, not when it merely answered
+          await this.readSse(response.body, controller, () => { attempt = 0; });
           error = networkError(new Error("the stream ended"));
         }
       } catch (e) {
@@ -656,7 +681,7 @@ class Session {
     }
   }
 
-  async readSse(body, controller) {
+  async readSse(body, controller, delivered) {
     const reader = body.getReader();
     const decoder = new TextDecoder();
     let buffer = "";
@@ -680,7 +705,10 @@ class Session {
           const line = buffer.slice(0, newline);
           buffer = buffer.slice(newline + (buffer.startsWith("\r\n", newline) ? 2 : 1));
           if (line === "") {
-            if (data.length) this.dispatchSse(event, data.join("\n"));
+            if (data.length) {
+              delivered();
+              this.dispatchSse(event, data.join("\n"));
+            }
             event = "message";
             data = [];
           } else if (!line.startsWith(":")) {
@@ -841,19 +869,24 @@ class Session {
 
 // ---------------------------------------------------------------------------------------------
 
-/** One WebSocket for every view of a contract: subscribes, resubscribes after the last index, pushes with refs. */
+/**
+ * One WebSocket for every view of a contract: one subscription per session whatever the number of its views,
+ * resubscribed after the lowest last index; pushes with refs, sent over HTTP where the socket cannot carry them.
+ */
 class SocketLine {
   constructor(client, contract) {
     this.client = client;
     this.contract = contract;
-    this.views = new Map();      // session id -> Session
-    this.acks = new Map();       // ref -> {resolve, reject}
+    // session id -> {views, pending: subscribe frames not yet answered, position: the index after which the
+    // subscription brings every event (null: not subscribed on this socket)}
+    this.sessions = new Map();
+    this.acks = new Map();       // ref -> {resolve, reject}, in the order the pushes were sent
     this.socket = null;
     this.open = false;
     this.attempt = 0;
     this.refs = 0;
     this.opened = null;
-    this.fatal = null;
+    this.largestSent = 0;        // bytes of the largest frame sent on this socket
     this.connect();
   }
 
@@ -871,29 +904,44 @@ class SocketLine {
     this.resolveOpened = resolveOpened;
     const socket = new this.client.WebSocketImpl(this.url());
     this.socket = socket;
+    this.largestSent = 0;
     let wasOpen = false;
     const watch = () => {
       clearTimeout(this.idle);
       // the server pings an idle socket: silence this long means the connection is gone
       this.idle = setTimeout(() => lost(), this.client.idleTimeout);
     };
-    const lost = () => {
+    const lost = (code) => {
       if (this.socket !== socket) return;
       clearTimeout(this.idle);
       this.socket = null;
       this.open = false;
       resolveOpened(false);
-      this.opened = Promise.resolve(false);   // a push until the next socket opens fails, and is retried
+      this.opened = Promise.resolve(false);   // a push until the next socket opens goes over HTTP
       try {
         socket.close();
       } catch {
         // already closing
       }
-      const error = networkError(new Error("the socket closed"));
-      for (const ack of this.acks.values()) ack.reject(error);   // not answered: the outbox sends again
+      const error = networkError(new Error("the socket closed" + (code ? " (" + code + ")" : "")));
+      if (code === 1009) {
+        // a frame over twice a2.web.max-push-bytes: none as large goes on a socket again, and the pushes not
+        // answered go over HTTP (same ids), where the one too large is refused with PAYLOAD_TOO_LARGE
+        this.client.socketFrameLimit = Math.min(this.client.socketFrameLimit, this.largestSent);
+        for (const ack of this.acks.values()) ack.resolve(null);
+      } else {
+        for (const ack of this.acks.values()) ack.reject(error);   // not answered: the outbox sends again
+      }
       this.acks.clear();
       if (this.client.closed) return;
-      for (const view of this.views.values()) if (view.status !== "error") view.setStatus("reconnecting", error);
+      for (const group of this.sessions.values()) {
+        group.pending = 0;
+        group.position = null;
+        for (const view of group.views) {
+          view.subscribed = false;
+          if (view.status !== "error") view.setStatus("reconnecting", error);
+        }
+      }
       this.reconnect(wasOpen);
     };
     socket.onopen = () => {
@@ -903,16 +951,17 @@ class SocketLine {
       this.attempt = 0;
       watch();
       resolveOpened(true);
-      for (const view of this.views.values()) this.sendSubscribe(view);
+      for (const [id, group] of this.sessions) this.sendSubscribe(id, group);
     };
     socket.onmessage = (message) => {
       if (this.socket !== socket) return;
       watch();
       this.receive(JSON.parse(message.data));
     };
-    socket.onclose = () => lost();
-    // some implementations (Node 20's) report a refused connection with an error and no close
-    socket.onerror = () => lost();
+    socket.onclose = (event) => lost(event && event.code);
+    // some implementations (Node 20's) report a refused connection with an error and no close; where a
+    // close follows the error (browsers), it comes in the same task, with its code
+    socket.onerror = () => setTimeout(() => lost(), 0);
   }
 
   async reconnect(wasOpen) {
@@ -927,15 +976,15 @@ class SocketLine {
   async retry(wasOpen) {
     if (!wasOpen) {
       // the handshake failed: a browser hides its status, so ask over HTTP whether it was a 401 or 403
-      const view = this.views.values().next().value;
-      if (view) {
+      const id = this.sessions.keys().next().value;
+      if (id !== undefined) {
         try {
-          await this.client.call("GET", this.client.url(this.contract, view.id, "/events?limit=1"), undefined,
+          await this.client.call("GET", this.client.url(this.contract, id, "/events?limit=1"), undefined,
             { signal: this.client.controller.signal });
         } catch (e) {
           if (e instanceof A2Error && !e.retryable) {
-            for (const v of this.views.values()) v.setStatus("error", e);
-            this.views.clear();
+            for (const group of this.sessions.values()) for (const view of group.views) view.setStatus("error", e);
+            this.sessions.clear();
             this.client.sockets.delete(this.contract);
             return;
           }
@@ -944,41 +993,75 @@ class SocketLine {
     }
     await sleep(backoff(this.attempt++, this.client.backoff), this.client.controller.signal);
     if (this.client.closed) return;
-    if (this.views.size === 0) {
+    if (this.sessions.size === 0) {
       this.client.sockets.delete(this.contract);
       return;
     }
     this.connect();
   }
 
+  /** Sends a frame if the socket is open and the frame is not of a size the server closed a socket for. */
   send(frame) {
     if (!this.open) return false;
-    this.socket.send(JSON.stringify(frame));
+    const text = JSON.stringify(frame);
+    const bytes = utf8.encode(text).length;
+    if (bytes >= this.client.socketFrameLimit) return false;
+    this.largestSent = Math.max(this.largestSent, bytes);
+    this.socket.send(text);
     return true;
   }
 
   subscribe(view) {
-    this.views.set(view.id, view);
-    if (this.open) this.sendSubscribe(view);
-    else if (!this.socket && !this.reconnecting) this.connect();
-    // else: connecting, and onopen subscribes every view
+    let group = this.sessions.get(view.id);
+    if (!group) this.sessions.set(view.id, group = { views: new Set(), pending: 0, position: null });
+    view.subscribed = false;   // the session's frames reach a view once its subscription is confirmed
+    group.views.add(view);
+    if (!this.open) {
+      if (!this.socket && !this.reconnecting) this.connect();
+      return;   // connecting: onopen subscribes every session
+    }
+    if (group.position === null) {
+      this.sendSubscribe(view.id, group);
+    } else if (view.lastIndex < group.position) {
+      // the subscription is past what this view needs: again from its index (the other views skip repeats)
+      this.send({ type: "unsubscribe", session: view.id });
+      this.sendSubscribe(view.id, group);
+    } else if (group.pending === 0) {
+      // what the subscription brings from now on is all the view needs
+      view.subscribed = true;
+      const sibling = [...group.views].find((v) => v !== view && v.subscribed);
+      if (sibling) view.receivePresence({ snapshot: { participants: sibling.presence } });
+      view.setStatus("live");
+      if (view.reducer) view.readState();
+    }
+    // else: the subscription to come is confirmed for every view of the session at once
   }
 
-  sendSubscribe(view) {
-    view.subscribed = false;
-    this.send({ type: "subscribe", session: view.id, after: view.lastIndex });
+  /** Subscribes a session after the lowest last index of its views. */
+  sendSubscribe(id, group) {
+    const after = Math.min(...[...group.views].map((view) => view.lastIndex));
+    if (this.send({ type: "subscribe", session: id, after })) {
+      group.pending++;
+      group.position = after;
+    }
   }
 
   unsubscribe(view) {
-    if (this.views.get(view.id) !== view) return;
-    this.views.delete(view.id);
-    this.send({ type: "unsubscribe", session: view.id });
-    if (this.views.size === 0 && this.acks.size === 0) this.close();
+    const group = this.sessions.get(view.id);
+    if (!group || !group.views.delete(view)) return;
+    view.subscribed = false;
+    if (group.views.size === 0) {
+      this.sessions.delete(view.id);
+      this.send({ type: "unsubscribe", session: view.id });
+    }
+    if (this.sessions.size === 0 && this.acks.size === 0) this.close();
   }
 
+  /** Answers the stored events, or null when the socket cannot carry the push: the outbox then sends it over HTTP. */
   async push(entry, body, signal) {
     if (!this.socket && !this.reconnecting) this.connect();
-    if (!this.open && !(await this.opened)) throw networkError(new Error("the socket is not open"));
+    // not open (refused, or no network): HTTP tells which, and a 401 or 403 rejects the push as over SSE
+    if (!this.open && !(await this.opened)) return null;
     if (signal.aborted) throw abortError(signal);
     const ref = entry.key + "." + (++this.refs);
     const answered = new Promise((resolve, reject) => {
@@ -989,30 +1072,36 @@ class SocketLine {
       }, { once: true });
     });
     if (!this.send({ type: "push", ref, session: entry.session, ...body })) {
+      this.acks.get(ref).resolve(null);   // closed meanwhile, or a frame of a size the server closed a socket for
       this.acks.delete(ref);
-      throw networkError(new Error("the socket is not open"));
     }
     return answered;
   }
 
   receive(frame) {
-    const view = frame.session !== undefined ? this.views.get(frame.session) : undefined;
+    const group = frame.session !== undefined ? this.sessions.get(frame.session) : undefined;
+    const views = group ? [...group.views].filter((view) => view.subscribed) : [];
     switch (frame.type) {
       case "subscribed":
-        if (view) {
-          view.subscribed = true;
-          view.setStatus("live");
-          if (view.reducer) view.readState();
+        // the last subscribe sent is the one confirmed last: then every view of the session is in
+        if (group && group.pending > 0 && --group.pending === 0) {
+          for (const view of group.views) {
+            view.subscribed = true;
+            view.setStatus("live");
+            if (view.reducer) view.readState();
+          }
         }
         break;
       case "events":
-        if (view) view.receiveEvents(frame.events);
+        if (group && group.pending === 0 && frame.events.length) group.position = frame.events[frame.events.length - 1].index;
+        for (const view of views) view.receiveEvents(frame.events);
         break;
       case "presence":
-        if (view) view.receivePresence(frame);
+        for (const view of views) view.receivePresence(frame);
         break;
       case "cleared":
-        if (view) view.receiveCleared(frame.index);
+        if (group && group.pending === 0) group.position = Math.max(group.position, frame.index);
+        for (const view of views) view.receiveCleared(frame.index);
         break;
       case "ack": {
         const ack = this.acks.get(frame.ref);
@@ -1026,12 +1115,25 @@ class SocketLine {
         if (ack) {
           this.acks.delete(frame.ref);
           ack.reject(error);
-        } else if (view && !view.subscribed) {
-          // the subscription was refused (403, 404…): this view stops; others go on
-          this.views.delete(view.id);
-          view.setStatus("error", error);
-        } else if (view) {
-          view.emit("error", error);
+        } else if (frame.ref === undefined && frame.session === undefined) {
+          // a frame the server could not read (over a2.web.max-push-bytes): frames are answered in order, so
+          // it is the oldest push not answered, unless it was a presence write; over HTTP that push is
+          // refused (413) or stored, never mistaken
+          const [ref, oldest] = this.acks.entries().next().value ?? [];
+          if (oldest) {
+            this.acks.delete(ref);
+            oldest.resolve(null);
+          }
+        } else if (group && group.pending > 0) {
+          // the subscription was refused (403, 404…): this session's views stop; others go on
+          this.sessions.delete(frame.session);
+          this.send({ type: "unsubscribe", session: frame.session });   // one confirmed before, if any
+          for (const view of group.views) {
+            view.subscribed = false;
+            view.setStatus("error", error);
+          }
+        } else if (group) {
+          for (const view of group.views) view.emit("error", error);
         }
         break;
       }
@@ -1059,6 +1161,8 @@ class SocketLine {
     }
   }
 }
+
+const utf8 = new TextEncoder();
 
 function statusOf(code) {
   return { INVALID_PAYLOAD: 400, UNKNOWN_CONTRACT: 404, UNKNOWN_REDUCER: 404, CONFLICT: 409, CONSUMER_DEAD_LETTERED: 409,

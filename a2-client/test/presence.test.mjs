@@ -1,7 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { client, NO_SERVER, PRESENCE_TTL, SERVER, sessionId, until } from "./support.mjs";
+import { client, NO_SERVER, NO_WEBSOCKET, PATIENCE, PRESENCE_TTL, proxy, SERVER, sessionId, until } from "./support.mjs";
 
 const SHORT_TTL = PRESENCE_TTL > 10000 ? "the server's presence TTL is over 10 s (A2_PRESENCE_TTL_MS): run with a2.presence.ttl=3s" : false;
 
@@ -61,3 +61,27 @@ test("presence expires when the page goes without a word (the process is killed)
   assert.ok(Date.now() - killedAt >= PRESENCE_TTL / 3, "gone by expiry, not by a goodbye");
   assert.deepEqual(patches.filter((p) => p.value === null).map((p) => p.field).sort(), ["online", "typing"]);
 });
+
+for (const transport of ["sse", "socket"]) {
+  test("after a reconnect the view's presence drops a participant who left meanwhile (" + transport + ")",
+    { skip: NO_SERVER || (transport === "socket" && NO_WEBSOCKET) }, async (t) => {
+      const network = await proxy(t);
+      const id = sessionId("presence-reconnect-" + transport);
+      const watcher = client(t, { baseUrl: network.url + "/a2", transport, participant: "watcher" }).session("chat", id);
+      await until(watcher, (v) => v.status === "live");
+      const ann = client(t, { participant: "ann" }).session("chat", id);
+      await ann.setPresence({ online: true });
+      await until(watcher, (v) => v.presence.ann, "ann online");
+      network.hold(transport === "sse" ? /^GET [^ ]*\/stream/ : /^GET [^ ]*\/socket/);
+      network.dropAll();
+      await until(watcher, (v) => v.status === "reconnecting");
+      ann.close();   // removes ann's fields while the watcher is away
+      const deadline = Date.now() + PATIENCE;
+      while ((await (await fetch(SERVER + "/a2/chat/sessions/" + id + "/presence")).json()).participants.ann) {
+        assert.ok(Date.now() < deadline, "ann's goodbye was not stored within " + PATIENCE + " ms");
+        await new Promise((resolve) => setTimeout(resolve, 20));   // asked again, until the deadline
+      }
+      network.release();
+      await until(watcher, (v) => v.status === "live" && !v.presence.ann, "the watcher back, without ann");
+    });
+}

@@ -2,7 +2,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import http from "node:http";
 import { A2Error, createClient, MemoryOutbox } from "../src/client.js";
-import { client, eventually, history, messages, sent, message, next, NO_SERVER, NO_WEBSOCKET, proxy, sessionId, until } from "./support.mjs";
+import { client, eventually, history, messages, sent, message, next, NO_SERVER, NO_WEBSOCKET, PATIENCE, proxy, sessionId, until } from "./support.mjs";
 
 test("a push whose answer is lost is sent again with the same ids and stored once", { skip: NO_SERVER }, async (t) => {
   const cutter = await proxy(t);
@@ -160,3 +160,72 @@ test("the CSRF token is read from the XSRF-TOKEN cookie", async (t) => {
   assert.deepEqual(seen, ["abc=="]);
 });
 
+
+/** A message of about `bytes` bytes. */
+function large(bytes) {
+  return message("x".repeat(bytes));
+}
+
+for (const transport of ["sse", "socket"]) {
+  test("a push over a2.web.max-push-bytes rejects with PAYLOAD_TOO_LARGE, stores nothing, and the session's views stay live ("
+    + transport + ")", { skip: NO_SERVER || (transport === "socket" && NO_WEBSOCKET), timeout: PATIENCE }, async (t) => {
+    const a2 = client(t, { transport });
+    const id = sessionId("too-large-" + transport);
+    const room = a2.session("chat", id);
+    const bystander = a2.session("chat", sessionId("bystander-" + transport));
+    await until(room, (v) => v.status === "live");
+    await until(bystander, (v) => v.status === "live");
+    let drops = 0;
+    bystander.on("status", (status) => { if (status === "reconnecting") drops++; });
+
+    // over the limit (256 KiB): the server reads the frame and answers it with an error
+    const failed = next(room, "failed");
+    await assert.rejects(room.push([large(300 * 1024)]), { code: "PAYLOAD_TOO_LARGE", status: 413 });
+    assert.equal((await failed)[0].events.length, 1, "its pending event is withdrawn");
+    assert.equal(drops, 0, "the socket stayed open");
+    // over twice the limit: a server closes a socket for such a frame (1009), once; the next goes over HTTP
+    await assert.rejects(room.push([large(600 * 1024)]), { code: "PAYLOAD_TOO_LARGE", status: 413 });
+    await until(bystander, (v) => v.status === "live", "the other view live again");
+    const afterFirst = drops;
+    assert.ok(afterFirst <= 1, "the other view reconnected " + afterFirst + " times");
+    await assert.rejects(room.push([large(600 * 1024)]), { code: "PAYLOAD_TOO_LARGE", status: 413 });
+    assert.equal(drops, afterFirst, "a frame that large is not sent on a socket again");
+
+    await room.push([message("small")]);
+    await bystander.push([message("still here")]);
+    await until(room, (v) => sent(v).length === 1 && !v.pending.length && v.status === "live", "the small message");
+    await until(bystander, (v) => sent(v).length === 1 && !v.pending.length && v.status === "live", "the other view's message");
+    assert.deepEqual((await messages("chat", id)).map((e) => e.payload.text), ["small"]);
+  });
+}
+
+test("a push answered with a page that is not JSON (a login page after a redirect) rejects with UNEXPECTED_RESPONSE, sent once",
+  { timeout: PATIENCE }, async (t) => {
+    // Spring Security's form login: the expired session's push is redirected to the login page, which fetch follows
+    let pushes = 0;
+    const s = http.createServer((request, response) => {
+      if (request.method === "POST") {
+        pushes++;
+        response.writeHead(302, { Location: "/login" });
+        response.end();
+      } else {
+        response.writeHead(200, { "Content-Type": "text/html;charset=UTF-8" });
+        response.end("<!DOCTYPE html>\n<html><body><form action=\"/login\">Please sign in</form></body></html>\n");
+      }
+    });
+    await new Promise((resolve) => s.listen(0, "127.0.0.1", resolve));
+    t.after(() => {
+      s.closeAllConnections();
+      s.close();
+    });
+    const a2 = createClient({ baseUrl: "http://127.0.0.1:" + s.address().port + "/a2", backoff: { initial: 20, max: 100 } });
+    t.after(() => a2.close());
+
+    await assert.rejects(a2.push("chat", "lobby", [message("hi")]), (error) => {
+      assert.equal(error.code, "UNEXPECTED_RESPONSE");
+      assert.match(error.message, /text\/html/);
+      assert.match(error.message, /\/login/);
+      return true;
+    });
+    assert.equal(pushes, 1, "not sent again: it would be answered the same");
+  });

@@ -1,6 +1,8 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { client, message, messages, NO_SERVER, NO_WEBSOCKET, sent, sessionId, until } from "./support.mjs";
+import http from "node:http";
+import { createClient } from "../src/client.js";
+import { client, history, message, messages, next, NO_SERVER, NO_WEBSOCKET, PATIENCE, sent, sessionId, until } from "./support.mjs";
 
 test("one socket carries many sessions, each view seeing only its own events", { skip: NO_SERVER || NO_WEBSOCKET }, async (t) => {
   let opened = 0;
@@ -38,3 +40,78 @@ test("a subscription the server refuses fails that view only, with its code", { 
   await good.push([message("fine")]);
   await until(good, (v) => sent(v).length === 1);
 });
+
+for (const transport of ["sse", "socket"]) {
+  test("two views of one session on one client both show its events and presence, and one closed leaves the other live ("
+    + transport + ")", { skip: NO_SERVER || (transport === "socket" && NO_WEBSOCKET) }, async (t) => {
+    const a2 = client(t, { transport });
+    const id = sessionId("two-views-" + transport);
+    const main = a2.session("chat", id);
+    const seen = [];
+    main.on("event", (event) => seen.push(event.index));
+    await main.push([message("before the sidebar")]);
+    await until(main, (v) => sent(v).length === 1 && !v.pending.length, "the first message in the main view");
+    await main.setPresence({ online: true });
+    await until(main, (v) => v.presence.tester, "the main view's presence");
+
+    // a second component shows the same room: it needs the history the first has seen already
+    const sidebar = a2.session("chat", id);
+    await until(sidebar, (v) => sent(v).length === 1 && v.status === "live" && v.presence.tester, "the sidebar to show the history");
+    // a third starts where the main view is: it needs nothing older, and has the presence as it is
+    const badge = a2.session("chat", id, { after: main.getSnapshot().lastIndex });
+    await until(badge, (v) => v.status === "live" && v.presence.tester, "the badge live, with the presence");
+    assert.equal(sent(badge.getSnapshot()).length, 0);
+    await main.push([message("seen by every view")]);
+    for (const view of [main, sidebar, badge]) {
+      await until(view, (v) => sent(v).some((e) => e.payload.text === "seen by every view") && !v.pending.length,
+        "every view to show the second message");
+    }
+    assert.equal(sidebar.getSnapshot().presence.tester.online.value, true);
+    const stored = await history("chat", id);
+    await until(main, (v) => v.lastIndex >= stored[stored.length - 1].index, "the main view to reach the head");
+    assert.deepEqual(seen, stored.map((e) => e.index).slice(0, seen.length), "the main view saw every index once, in order");
+
+    main.close();
+    badge.close();
+    await client(t).push("chat", id, [message("after the others closed")]);
+    const view = await until(sidebar, (v) => sent(v).length === 3 && v, "the sidebar to show the push after the others closed");
+    assert.equal(view.status, "live");
+  });
+}
+
+/** A server that refuses the caller: 401 on every HTTP call and on the socket's handshake. */
+async function refusingServer(t) {
+  const seen = { upgrades: 0, requests: [] };
+  const server = http.createServer((request, response) => {
+    seen.requests.push(request.method + " " + request.url);
+    response.writeHead(401, { "Content-Type": "application/json" });
+    response.end(JSON.stringify({ error: { code: "UNAUTHORIZED", message: "log in first" } }));
+  });
+  server.on("upgrade", (request, socket) => {
+    seen.upgrades++;
+    socket.end("HTTP/1.1 401 Unauthorized\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+  });
+  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
+  t.after(() => {
+    server.closeAllConnections();
+    server.close();
+  });
+  return { base: "http://127.0.0.1:" + server.address().port + "/a2", seen };
+}
+
+test("over the socket, a server that answers 401 fails the view and rejects a push with UNAUTHORIZED, with a view or without",
+  { skip: NO_WEBSOCKET, timeout: PATIENCE }, async (t) => {
+    const { base, seen } = await refusingServer(t);
+    const a2 = createClient({ baseUrl: base, transport: "socket", backoff: { initial: 50, max: 200 } });
+    t.after(() => a2.close());
+    const room = a2.session("chat", "lobby");
+    const view = await until(room, (v) => v.status === "error" && v, "the view's error");
+    assert.equal(view.error.code, "UNAUTHORIZED");
+
+    const failed = next(room, "failed");
+    await assert.rejects(room.push([message("hi")]), { code: "UNAUTHORIZED", status: 401 });
+    assert.equal((await failed)[0].error.code, "UNAUTHORIZED", "its pending events are withdrawn");
+    await assert.rejects(a2.push("chat", "hall", [message("hi")]), { code: "UNAUTHORIZED", status: 401 });
+    assert.deepEqual(seen.requests.filter((r) => r.startsWith("POST")),
+      ["POST /a2/chat/sessions/lobby/events", "POST /a2/chat/sessions/hall/events"], "each push sent once, not retried");
+  });

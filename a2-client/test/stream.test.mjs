@@ -1,6 +1,9 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { client, history, message, messages, sent, next, NO_SERVER, NO_WEBSOCKET, RESTART, restartServer, sessionId, until } from "./support.mjs";
+import http from "node:http";
+import { createClient } from "../src/client.js";
+import { client, eventually, history, message, messages, sent, next, NO_SERVER, NO_WEBSOCKET, PATIENCE, RESTART, restartServer,
+  sessionId, until } from "./support.mjs";
 
 test("a view shows the history, then live events, in index order", { skip: NO_SERVER }, async (t) => {
   const a2 = client(t);
@@ -87,4 +90,97 @@ test("a stream refused by the server surfaces its error code and does not reconn
   assert.equal(view.error.status, 404);
   const reducer = a2.session("chat", sessionId("reducer"), { state: "no-such-reducer" });
   assert.equal((await until(reducer, (v) => v.error)).code, "UNKNOWN_REDUCER");
+});
+
+for (const transport of ["sse", "socket"]) {
+  test("a history of 1500 messages arrives whole, in order (" + transport + ")",
+    { skip: NO_SERVER || (transport === "socket" && NO_WEBSOCKET) }, async (t) => {
+      const a2 = client(t, { transport });
+      const id = sessionId("long-" + transport);
+      for (let batch = 0; batch < 15; batch++) {
+        await a2.push("chat", id, Array.from({ length: 100 }, (_, i) => message("m" + (batch * 100 + i), "bulk")));
+      }
+      const room = a2.session("chat", id);
+      const view = await until(room, (v) => sent(v).length === 1500 && v, "1500 messages");
+      assert.deepEqual(sent(view).map((e) => e.payload.text), Array.from({ length: 1500 }, (_, i) => "m" + i));
+      // the sample's consumers write events of their own in between: every index once, in order
+      assert.deepEqual(view.events.map((e) => e.index), view.events.map((e, i) => i + 1));
+    });
+}
+
+/** A local server: `answer(request, response)` serves it; answers the base URL and the stream requests per session. */
+async function server(t, answer) {
+  const streams = {};
+  const s = http.createServer((request, response) => {
+    const stream = /\/sessions\/([^/]+)\/stream/.exec(request.url);
+    if (stream) streams[stream[1]] = (streams[stream[1]] || 0) + 1;
+    answer(request, response);
+  });
+  await new Promise((resolve) => s.listen(0, "127.0.0.1", resolve));
+  t.after(() => {
+    s.closeAllConnections();
+    s.close();
+  });
+  return { base: "http://127.0.0.1:" + s.address().port + "/a2", streams };
+}
+
+test("a stream answered with a page that is not an event stream (a login page after a redirect) is an error the view surfaces",
+  async (t) => {
+    // Spring Security's form login: the expired session's stream is redirected to the login page, which fetch follows
+    const { base, streams } = await server(t, (request, response) => {
+      if (request.url.includes("/stream")) {
+        response.writeHead(302, { Location: "/login" });
+        response.end();
+      } else {
+        response.writeHead(200, { "Content-Type": "text/html;charset=UTF-8" });
+        response.end("<!DOCTYPE html>\n<html><body><form action=\"/login\">Please sign in</form></body></html>\n");
+      }
+    });
+    const a2 = createClient({ baseUrl: base, backoff: { initial: 20, max: 100 } });
+    t.after(() => a2.close());
+    const room = a2.session("chat", "lobby");
+    const statuses = [];
+    room.on("status", (status) => statuses.push(status));
+    const view = await until(room, (v) => v.status === "error" && v, "the view's error");
+    assert.equal(view.error.code, "UNEXPECTED_RESPONSE");
+    assert.match(view.error.message, /text\/html/);
+    assert.match(view.error.message, /\/login/);
+    assert.deepEqual(statuses, ["error"], "never live on a login page");
+    assert.equal(streams.lobby, 1, "not asked again until the page acts");
+
+    room.reconnect();   // after a new login, say
+    await until(room, () => streams.lobby === 2, "the stream asked again");
+  });
+
+test("a stream that ends before it delivered anything is asked again with a growing back-off, one that delivered something at once",
+  async (t) => {
+    const { base, streams } = await server(t, (request, response) => {
+      response.writeHead(200, { "Content-Type": "text/event-stream" });
+      // an instance that accepts and drops; beside it, one that delivers the presence snapshot, then drops
+      if (request.url.includes("/sessions/talking/")) response.write("event: presence\ndata: {\"snapshot\":{\"participants\":{}}}\n\n");
+      response.end();
+    });
+    const a2 = createClient({ baseUrl: base, backoff: { initial: 20, max: 60000 } });
+    t.after(() => a2.close());
+    a2.session("chat", "silent");
+    a2.session("chat", "talking");
+    // the talking stream is asked again within 20 ms each time; from 20 ms doubling, the silent one's
+    // twelfth request would come over 20 s after its first
+    await eventually(() => streams.talking >= 25, "25 requests of the stream that delivered something");
+    assert.ok(streams.silent < 12, "the stream that delivered nothing was asked " + streams.silent + " times meanwhile");
+  });
+
+test("a view asked of a closed client is closed and opens no stream; a push to it rejects with CLOSED", { timeout: PATIENCE }, async (t) => {
+  const { base, streams } = await server(t, (request, response) => {
+    response.writeHead(200, { "Content-Type": "text/event-stream" });
+  });
+  const controller = new AbortController();
+  const a2 = createClient({ baseUrl: base, signal: controller.signal });
+  controller.abort();   // the page's signal closes the client
+  assert.equal(a2.closed, true);
+  const room = a2.session("chat", "late");   // a component mounting after the client was closed
+  assert.equal(room.getSnapshot().status, "closed");
+  await assert.rejects(room.push([message("too late")]), { code: "CLOSED" });
+  await assert.rejects(a2.push("chat", "late", [message("too late")]), { code: "CLOSED" });
+  assert.deepEqual(streams, {});
 });
