@@ -15,6 +15,7 @@ import java.util.function.Predicate;
 import javax.sql.DataSource;
 
 import dev.a2.drain.Drainer;
+import dev.a2.drain.ScheduledDeliveries;
 import dev.a2.live.SessionChanges;
 import dev.a2.state.StateReader;
 import io.micrometer.observation.Observation;
@@ -35,6 +36,7 @@ import tools.jackson.databind.json.JsonMapper;
 
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.transaction.PlatformTransactionManager;
+import org.springframework.transaction.TransactionDefinition;
 import org.springframework.transaction.support.TransactionOperations;
 import org.springframework.transaction.support.TransactionTemplate;
 
@@ -68,6 +70,12 @@ public final class A2Server implements AutoCloseable {
 
 	final TransactionOperations transactions;
 
+	/**
+	 * Transactions that never join the caller's: for writes after the caller's transaction committed,
+	 * whose connection is still bound to the thread then.
+	 */
+	final TransactionOperations separateTransactions;
+
 	final PayloadBinder payloads;
 
 	final StateReader state;
@@ -88,8 +96,13 @@ public final class A2Server implements AutoCloseable {
 
 	private final @Nullable Drainer drainer;
 
+	/** Whether the sweep delivers scheduled tasks here though no drainer does (a server without consumers). */
+	private final boolean deliversSchedules;
+
+	private volatile boolean closed;
+
 	private A2Server(Builder builder, EventStore events, SnapshotStore snapshots, @Nullable WorkStore work,
-			@Nullable PresenceStore presence, TransactionOperations transactions) {
+			@Nullable PresenceStore presence, TransactionOperations transactions, TransactionOperations separateTransactions) {
 		this.contracts = Map.copyOf(builder.contracts);
 		this.consumers = checkedConsumers(builder.consumers, this.contracts);
 		this.clock = builder.clock;
@@ -98,6 +111,7 @@ public final class A2Server implements AutoCloseable {
 		this.snapshots = snapshots;
 		this.work = work;
 		this.transactions = transactions;
+		this.separateTransactions = separateTransactions;
 		this.observations = builder.observations;
 		this.changes = builder.changes;
 		this.presence = presence;
@@ -108,6 +122,7 @@ public final class A2Server implements AutoCloseable {
 		this.drainSettings = builder.drain;
 		this.drainer = (work != null && !builder.consumers.isEmpty() && builder.runConsumers)
 				? new Drainer(new ServerDrainHost(this), work, builder.drain, builder.scheduling) : null;
+		this.deliversSchedules = work != null && this.drainer == null && builder.runConsumers;
 	}
 
 	/** A builder; a {@code DataSource} (or the stores) and at least one contract are required. */
@@ -121,8 +136,9 @@ public final class A2Server implements AutoCloseable {
 	}
 
 	/** The contract of that name; {@code UNKNOWN_CONTRACT} when none is registered. */
-	public Contract contract(String name) {
-		Contract contract = this.contracts.get(name);
+	public Contract contract(@Nullable String name) {
+		// Map.copyOf answers a null key with a NullPointerException, not with "none"
+		Contract contract = (name != null) ? this.contracts.get(name) : null;
 		if (contract == null) {
 			// names what was asked, never the contracts there are: the caller may be anyone
 			throw new A2Exception(ErrorCode.UNKNOWN_CONTRACT, "no contract named '" + name + "'");
@@ -173,11 +189,18 @@ public final class A2Server implements AutoCloseable {
 	/**
 	 * Finds due consumer work across the database (lapsed leases, passed back-offs, work nobody
 	 * claimed, backfills, scheduled tasks) and starts draining it on this instance. Call it
-	 * periodically (the Spring Boot starter does, every second); instances share the work.
+	 * periodically (the Spring Boot starter does, every second); instances share the work. A server
+	 * without consumers delivers its due scheduled tasks all the same (unless it was built not to run
+	 * consumers: the instances that run them deliver them).
 	 * @return how many sessions it started draining
 	 */
 	public int sweep() {
 		sweepPresence();
+		WorkStore work = this.work;
+		if (this.deliversSchedules && work != null) {
+			// no consumers, so no drainer, but what the application scheduled is due all the same
+			ScheduledDeliveries.deliverDue(work, this.clock.instant(), this::deliver, () -> this.closed);
+		}
 		return (this.drainer != null) ? this.drainer.sweep() : 0;
 	}
 
@@ -288,17 +311,26 @@ public final class A2Server implements AutoCloseable {
 	/**
 	 * An operator's decision on a dead letter: {@code retry} makes it runnable again with a fresh
 	 * failure count; {@code skip} marks it done without running it and unblocks its lane.
-	 * @return whether there was such a dead letter
+	 * @return whether there was such a dead letter; {@code false} for a consumer this server does not
+	 *     register
+	 * @throws A2Exception {@code UNKNOWN_CONTRACT} for a contract it does not register,
+	 *     {@code INVALID_PAYLOAD} for a session id that breaks §4
 	 */
 	public boolean redrive(String contract, String session, String consumer, long index, RedriveAction action) {
+		// checked before the observation: its contract and consumer tag timers, so a name the caller made
+		// up (a typo, a scan) must never make a timer of its own
+		Contract known = contract(contract);
+		String sessionId = SessionIds.check(session);
+		if (consumer(known.name(), consumer) == null) {
+			return false;
+		}
 		boolean redriven = Observation.createNotStarted(A2Observations.REDRIVE, this.observations)
 			.lowCardinalityKeyValue(A2Observations.CONTRACT, contract)
 			.lowCardinalityKeyValue(A2Observations.CONSUMER, consumer)
 			.lowCardinalityKeyValue(A2Observations.OUTCOME, action.name().toLowerCase(java.util.Locale.ROOT))
-			.highCardinalityKeyValue(A2Observations.SESSION, session)
+			.highCardinalityKeyValue(A2Observations.SESSION, sessionId)
 			.highCardinalityKeyValue(A2Observations.EVENT_INDEX, Long.toString(index))
-			.observe(() -> requireWork().redrive(contract(contract).name(), SessionIds.check(session), consumer, index,
-					action == RedriveAction.RETRY));
+			.observe(() -> requireWork().redrive(contract, sessionId, consumer, index, action == RedriveAction.RETRY));
 		if (redriven && this.drainer != null) {
 			this.drainer.request(contract, session);
 		}
@@ -326,6 +358,7 @@ public final class A2Server implements AutoCloseable {
 	 */
 	@Override
 	public void close() {
+		this.closed = true;
 		if (this.drainer != null) {
 			this.drainer.stop(this.stopGrace);
 		}
@@ -600,11 +633,14 @@ public final class A2Server implements AutoCloseable {
 			// what spans stores (a clear and the work it ends, a push and its presence) is one transaction
 			TransactionOperations transactions = (this.transactionManager != null)
 					? new TransactionTemplate(this.transactionManager) : TransactionOperations.withoutTransaction();
+			TransactionOperations separateTransactions = (this.transactionManager != null)
+					? separate(this.transactionManager) : TransactionOperations.withoutTransaction();
 			DataSource dataSource = this.dataSource;
 			if (dataSource != null) {
 				PlatformTransactionManager transactionManager = (this.transactionManager != null) ? this.transactionManager
 						: new DataSourceTransactionManager(dataSource);
 				transactions = new TransactionTemplate(transactionManager);
+				separateTransactions = separate(transactionManager);
 				if (events == null) {
 					events = new PostgresEventStore(dataSource, transactionManager, this.clockSet ? this.clock : null);
 				}
@@ -622,7 +658,13 @@ public final class A2Server implements AutoCloseable {
 			if (events == null || snapshots == null) {
 				throw new IllegalStateException("an A2Server needs a DataSource (or an EventStore and a SnapshotStore)");
 			}
-			return new A2Server(this, events, snapshots, work, presence, transactions);
+			return new A2Server(this, events, snapshots, work, presence, transactions, separateTransactions);
+		}
+
+		private static TransactionTemplate separate(PlatformTransactionManager transactionManager) {
+			TransactionTemplate template = new TransactionTemplate(transactionManager);
+			template.setPropagationBehavior(TransactionDefinition.PROPAGATION_REQUIRES_NEW);
+			return template;
 		}
 
 	}

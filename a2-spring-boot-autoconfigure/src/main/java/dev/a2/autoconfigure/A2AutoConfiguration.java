@@ -71,14 +71,10 @@ public final class A2AutoConfiguration {
 			ObjectProvider<PlatformTransactionManager> transactionManager, ObjectProvider<Clock> clock,
 			A2Properties properties) {
 		DataSource source = requireDataSource(dataSource);
-		int rounds = properties.getStore().getAppendRounds();
-		if (rounds < 1) {
-			throw new IllegalArgumentException("a2.store.append-rounds must be at least 1, was " + rounds);
-		}
 		// the application's clock, when it has one, stamps the events too: ages and lag read in its time
 		return new PostgresEventStore(source,
 				transactionManager.getIfUnique(() -> new DataSourceTransactionManager(source)), clock.getIfUnique(),
-				rounds);
+				properties.getStore().getAppendRounds());
 	}
 
 	/** Tells the streams and drainers of every instance that a session changed (LISTEN/NOTIFY). */

@@ -31,6 +31,8 @@ public class A2DrainLifecycle implements SmartLifecycle {
 
 	private volatile @Nullable Instant lastSweep;
 
+	private volatile @Nullable Instant sweepingSince;
+
 	private volatile boolean running;
 
 	/** @param interval how often to sweep; {@code null} for never (manual scheduling) */
@@ -45,6 +47,7 @@ public class A2DrainLifecycle implements SmartLifecycle {
 		if (this.interval == null) {
 			return;
 		}
+		this.sweepingSince = Instant.now();
 		ThreadPoolTaskScheduler scheduler = new ThreadPoolTaskScheduler();
 		scheduler.setThreadNamePrefix("a2-sweep-");
 		scheduler.setDaemon(true);
@@ -83,6 +86,15 @@ public class A2DrainLifecycle implements SmartLifecycle {
 	/** When the last sweep succeeded, or {@code null} before the first. */
 	public @Nullable Instant lastSweep() {
 		return this.lastSweep;
+	}
+
+	/**
+	 * When this instance began sweeping on its own timer, or {@code null} with manual scheduling (the
+	 * application sweeps) and before the start: until a sweep succeeds, how long it has gone without one
+	 * counts from here.
+	 */
+	public @Nullable Instant sweepingSince() {
+		return this.sweepingSince;
 	}
 
 }

@@ -82,7 +82,13 @@ public class A2Endpoint {
 		if (refused != null) {
 			return refused;
 		}
-		return json(overview(), 200);
+		try {
+			return json(overview(), 200);
+		}
+		catch (A2Exception ex) {
+			// in A2's error shape, as the parts answer: no exception handler of A2's serves the actuator
+			return error(ex);
+		}
 	}
 
 	private Overview overview() {
@@ -126,7 +132,7 @@ public class A2Endpoint {
 			};
 		}
 		catch (A2Exception ex) {
-			return error(ex.code().httpStatus(), ex.code().name(), String.valueOf(ex.getMessage()));
+			return error(ex);
 		}
 	}
 
@@ -201,10 +207,15 @@ public class A2Endpoint {
 			}
 		}
 		catch (A2Exception ex) {
-			return error(ex.code().httpStatus(), ex.code().name(), String.valueOf(ex.getMessage()));
+			return error(ex);
 		}
 		return error(404, "NOT_DEAD_LETTERED", "consumer '" + consumer + "' has no dead letter at event " + index + " of session '"
 				+ session + "' in contract '" + contract + "': it is not dead-lettered, was redriven already, or does not exist");
+	}
+
+	/** An A2 failure (STORE_UNAVAILABLE, UNKNOWN_CONTRACT…) with its §11 status and code. */
+	private static WebEndpointResponse<Object> error(A2Exception ex) {
+		return error(ex.code().httpStatus(), ex.code().name(), String.valueOf(ex.getMessage()));
 	}
 
 	private static WebEndpointResponse<Object> error(int status, String code, String message) {

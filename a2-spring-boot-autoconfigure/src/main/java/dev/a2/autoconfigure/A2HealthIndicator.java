@@ -1,5 +1,6 @@
 package dev.a2.autoconfigure;
 
+import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 
@@ -21,11 +22,19 @@ public class A2HealthIndicator extends AbstractHealthIndicator {
 
 	private final Duration sweepInterval;
 
+	private final Clock clock;
+
 	public A2HealthIndicator(A2Server server, @Nullable A2DrainLifecycle drain, Duration sweepInterval) {
+		this(server, drain, sweepInterval, Clock.systemUTC());
+	}
+
+	/** @param clock the time the sweeps are judged by: real time, as the sweep's timer runs on */
+	A2HealthIndicator(A2Server server, @Nullable A2DrainLifecycle drain, Duration sweepInterval, Clock clock) {
 		super("A2 health check failed");
 		this.server = server;
 		this.drain = drain;
 		this.sweepInterval = sweepInterval;
+		this.clock = clock;
 	}
 
 	@Override
@@ -35,9 +44,13 @@ public class A2HealthIndicator extends AbstractHealthIndicator {
 		if (this.drain != null && this.drain.isRunning()) {
 			Instant last = this.drain.lastSweep();
 			builder.withDetail("lastSweep", (last != null) ? last.toString() : "none yet");
-			// a sweep that has not succeeded for many intervals means due work is not being found
-			if (last != null && last.isBefore(Instant.now().minus(this.sweepInterval.multipliedBy(30)))) {
-				builder.down().withDetail("sweep", "no successful sweep since " + last);
+			// a sweep that has not succeeded for many intervals means due work is not being found; before
+			// the first success that counts from the sweeping's start (with manual scheduling, never)
+			Instant since = (last != null) ? last : this.drain.sweepingSince();
+			if (since != null && since.isBefore(this.clock.instant().minus(this.sweepInterval.multipliedBy(30)))) {
+				builder.down()
+					.withDetail("sweep", (last != null) ? "no successful sweep since " + last
+							: "no successful sweep since sweeping started at " + since);
 			}
 		}
 	}

@@ -7,14 +7,16 @@ import java.util.List;
 import dev.a2.DrainScheduling;
 import dev.a2.DrainSettings;
 
+import org.springframework.beans.factory.InitializingBean;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.util.unit.DataSize;
 
 /**
- * Configuration of A2, under {@code a2.*}.
+ * Configuration of A2, under {@code a2.*}. Values that cannot work fail the start-up, each named with
+ * what it must be.
  */
 @ConfigurationProperties("a2")
-public class A2Properties {
+public class A2Properties implements InitializingBean {
 
 	private final Store store = new Store();
 
@@ -31,6 +33,44 @@ public class A2Properties {
 	private final Security security = new Security();
 
 	private final Ai ai = new Ai();
+
+	/**
+	 * Refuses, once bound, the times and counts that cannot work (a sweep interval of 0 fails deep in a
+	 * scheduler without naming the setting; a negative presence TTL makes every presence write vanish at
+	 * once), naming each property, its value and what it must be.
+	 */
+	@Override
+	public void afterPropertiesSet() {
+		new PropertyChecks().atLeast("a2.store.append-rounds", this.store.appendRounds, 1)
+			.atLeast("a2.state.snapshot-every", this.state.snapshotEvery, 1)
+			// 0 keeps no state in memory: every read folds from the latest snapshot
+			.atLeast("a2.state.cache-size", this.state.cacheSize, 0)
+			.positive("a2.drain.lease", this.drain.lease)
+			.atLeast("a2.drain.concurrency", this.drain.concurrency, 1)
+			.atLeast("a2.drain.claim-batch", this.drain.claimBatch, 1)
+			// 0 retries at once
+			.notNegative("a2.drain.retry-base", this.drain.retryBase)
+			.notNegative("a2.drain.retry-max", this.drain.retryMax)
+			.atLeast("a2.drain.max-failures", this.drain.maxFailures, 1)
+			.positive("a2.drain.sweep-interval", this.drain.sweepInterval)
+			.atLeast("a2.drain.sweep-batch", this.drain.sweepBatch, 1)
+			.atLeast("a2.drain.cursor-batch", this.drain.cursorBatch, 1)
+			// 0 aborts running attempts at once on shutdown
+			.notNegative("a2.drain.stop-grace", this.drain.stopGrace)
+			.positive("a2.presence.ttl", this.presence.ttl)
+			.positive("a2.web.ping", this.web.ping)
+			.positive("a2.web.max-push-bytes", this.web.maxPushBytes)
+			.atLeast("a2.web.max-events-per-push", this.web.maxEventsPerPush, 1)
+			.atLeast("a2.web.max-json-depth", this.web.maxJsonDepth, 1)
+			.atLeast("a2.web.max-string-length", this.web.maxStringLength, 1)
+			.atLeast("a2.web.max-subscriptions-per-socket", this.web.maxSubscriptionsPerSocket, 1)
+			.atLeast("a2.web.store-threads", this.web.storeThreads, 1)
+			.positive("a2.web.poll", this.web.poll)
+			.positive("a2.ai.flush-interval", this.ai.flushInterval)
+			.atLeast("a2.ai.flush-tokens", this.ai.flushTokens, 1)
+			.atLeast("a2.ai.max-steps", this.ai.maxSteps, 1)
+			.throwIfWrong();
+	}
 
 	public Store getStore() {
 		return this.store;
@@ -248,7 +288,8 @@ public class A2Properties {
 		private int snapshotEvery = 100;
 
 		/**
-		 * How many (session, reducer) states each instance keeps in memory.
+		 * How many (session, reducer) states each instance keeps in memory; 0 keeps none. A state read
+		 * inside a transaction is not kept: the transaction may roll back what it folded.
 		 */
 		private int cacheSize = 10_000;
 
@@ -296,7 +337,7 @@ public class A2Properties {
 		private int claimBatch = 32;
 
 		/**
-		 * The back-off after a unit's first failure; it doubles with each failure.
+		 * The back-off after a unit's first failure; it doubles with each failure. 0 retries at once.
 		 */
 		private Duration retryBase = Duration.ofSeconds(1);
 
@@ -330,7 +371,7 @@ public class A2Properties {
 
 		/**
 		 * On shutdown, how long running attempts may finish before they are aborted and their
-		 * claims released for another instance.
+		 * claims released for another instance; 0 aborts them at once.
 		 */
 		private Duration stopGrace = Duration.ofSeconds(10);
 

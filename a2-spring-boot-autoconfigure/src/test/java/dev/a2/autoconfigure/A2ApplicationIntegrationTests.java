@@ -171,6 +171,29 @@ class A2ApplicationIntegrationTests {
 	}
 
 	@Test
+	void aRedriveOfAConsumerOrContractThatDoesNotExistIsRefusedAndTagsNoTimer() {
+		this.http.post().uri("/actuator/a2/redrive")
+			.bodyValue(Map.of("contract", "orders", "session", "poisoned", "consumer", "made-up", "index", 1, "action", "retry"))
+			.exchange()
+			.expectStatus().isNotFound()
+			.expectBody().jsonPath("$.error.code").isEqualTo("NOT_DEAD_LETTERED");
+		this.http.post().uri("/actuator/a2/redrive")
+			.bodyValue(Map.of("contract", "made-up", "session", "poisoned", "consumer", "fragile", "index", 1, "action", "skip"))
+			.exchange()
+			.expectStatus().isNotFound()
+			.expectBody().jsonPath("$.error.code").isEqualTo("UNKNOWN_CONTRACT");
+		this.http.post().uri("/actuator/a2/redrive")
+			.bodyValue(Map.of("contract", "orders", "session", "bad id", "consumer", "fragile", "index", 1, "action", "skip"))
+			.exchange()
+			.expectStatus().isBadRequest()
+			.expectBody().jsonPath("$.error.code").isEqualTo("INVALID_PAYLOAD");
+		// the contract and consumer tag the a2.redrive timer: a made-up name would be a timer of its own for ever
+		assertThat(this.observations).forAllObservationsWithNameEqualTo(A2Observations.REDRIVE,
+				(redrive) -> redrive.doesNotHaveLowCardinalityKeyValue(A2Observations.CONSUMER, "made-up")
+					.doesNotHaveLowCardinalityKeyValue(A2Observations.CONTRACT, "made-up"));
+	}
+
+	@Test
 	void concurrentRedrivesOfOneDeadLetterApplyOnce() throws Exception {
 		Session session = this.a2.session("orders", "poisoned-twice");
 		session.append(NewEvent.of("poison", new Poison("hemlock")));

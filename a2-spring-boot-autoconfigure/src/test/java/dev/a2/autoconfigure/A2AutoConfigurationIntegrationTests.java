@@ -16,6 +16,8 @@ import dev.a2.test.TestPostgres;
 import jakarta.validation.constraints.NotBlank;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.jackson.autoconfigure.JacksonAutoConfiguration;
@@ -101,6 +103,39 @@ class A2AutoConfigurationIntegrationTests {
 				.getFailure()
 				.rootCause()
 				.hasMessage("a2.store.append-rounds must be at least 1, was 0"));
+	}
+
+	/** Each would start and misbehave at run time, or fail there without naming the setting. */
+	@ParameterizedTest
+	@CsvSource(delimiter = '|', textBlock = """
+			a2.presence.ttl=-60s        | a2.presence.ttl must be longer than 0 (such as 1s), was -60s
+			a2.drain.sweep-interval=0s  | a2.drain.sweep-interval must be longer than 0 (such as 1s), was 0s
+			a2.drain.lease=0s           | a2.drain.lease must be longer than 0 (such as 1s), was 0s
+			a2.drain.retry-base=-1s     | a2.drain.retry-base must be 0 or longer, was -1s
+			a2.drain.stop-grace=-10s    | a2.drain.stop-grace must be 0 or longer, was -10s
+			a2.drain.concurrency=0      | a2.drain.concurrency must be at least 1, was 0
+			a2.state.snapshot-every=0   | a2.state.snapshot-every must be at least 1, was 0
+			a2.web.ping=-15s            | a2.web.ping must be longer than 0 (such as 1s), was -15s
+			a2.web.poll=0s              | a2.web.poll must be longer than 0 (such as 1s), was 0s
+			a2.web.store-threads=0      | a2.web.store-threads must be at least 1, was 0
+			a2.web.max-push-bytes=0     | a2.web.max-push-bytes must be at least 1B (such as 256KB), was 0B
+			a2.drain.retry-max=-1500ms  | a2.drain.retry-max must be 0 or longer, was -1500ms
+			a2.ai.flush-interval=0ms    | a2.ai.flush-interval must be longer than 0 (such as 1s), was 0s
+			""")
+	void aValueThatCannotWorkFailsTheStartUpSayingWhatItMustBe(String setting, String message) {
+		this.runner.withUserConfiguration(ChatContract.class)
+			.withPropertyValues(setting)
+			.run((context) -> assertThat(context).hasFailed().getFailure().rootCause().hasMessage(message));
+	}
+
+	@Test
+	void everyValueThatCannotWorkIsNamedAtOnce() {
+		this.runner.withPropertyValues("a2.drain.sweep-interval=0s", "a2.web.store-threads=0")
+			.run((context) -> assertThat(context).hasFailed()
+				.getFailure()
+				.rootCause()
+				.hasMessage("a2.drain.sweep-interval must be longer than 0 (such as 1s), was 0s; "
+						+ "a2.web.store-threads must be at least 1, was 0"));
 	}
 
 	@Test

@@ -1,11 +1,18 @@
 package dev.a2.autoconfigure;
 
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Proxy;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.SQLTransientConnectionException;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.ZoneOffset;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 import javax.sql.DataSource;
 
@@ -23,20 +30,27 @@ import dev.a2.NewEvent;
 import dev.a2.RunInterceptor;
 import dev.a2.Session;
 import dev.a2.spring.A2Consumer;
+import dev.a2.store.WorkStore;
+import dev.a2.store.postgres.PostgresWorkStore;
 import dev.a2.test.TestPostgres;
 import dev.a2.web.A2Authorizer;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
+import org.springframework.beans.factory.config.BeanPostProcessor;
 import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
+import org.springframework.boot.actuate.endpoint.web.WebEndpointResponse;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.health.contributor.Health;
 import org.springframework.boot.health.contributor.HealthIndicator;
+import org.springframework.boot.health.contributor.Status;
 import org.springframework.boot.jackson.autoconfigure.JacksonAutoConfiguration;
 import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.dao.QueryTimeoutException;
 import org.springframework.jdbc.datasource.DelegatingDataSource;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -56,12 +70,23 @@ class A2ConsumerAutoConfigurationIntegrationTests {
 
 	private final HikariDataSource dataSource = TestPostgres.newSchemaDataSource("consumers", 8);
 
+	/** While set, the application's DataSource hands out no connection, as when PostgreSQL is unreachable. */
+	private final AtomicBoolean unreachable = new AtomicBoolean();
+
 	private final ApplicationContextRunner runner = new ApplicationContextRunner()
 		.withConfiguration(AutoConfigurations.of(A2AutoConfiguration.class, A2AuthorizationAutoConfiguration.class,
 				JacksonAutoConfiguration.class,
 				A2EndpointAutoConfiguration.class, A2HealthContributorAutoConfiguration.class,
 				A2MetricsAutoConfiguration.class))
-		.withBean(DataSource.class, () -> new DelegatingDataSource(this.dataSource))
+		.withBean(DataSource.class, () -> new DelegatingDataSource(this.dataSource) {
+			@Override
+			public Connection getConnection() throws SQLException {
+				if (A2ConsumerAutoConfigurationIntegrationTests.this.unreachable.get()) {
+					throw new SQLTransientConnectionException("Connection is not available, request timed out after 30000ms");
+				}
+				return super.getConnection();
+			}
+		})
 		.withUserConfiguration(ChatContract.class);
 
 	@AfterEach
@@ -126,7 +151,77 @@ class A2ConsumerAutoConfigurationIntegrationTests {
 				A2Server server = context.getBean(A2Server.class);
 				assertThat(server.awaitDrain(DrainActivity::idle, Duration.ofSeconds(5))).isTrue();
 				assertThat(lifecycle.lastSweep()).isNull();
+				// the application sweeps: however long without a sweep of A2's own, that is no failure
+				Health aDayLater = new A2HealthIndicator(server, lifecycle, Duration.ofMillis(10),
+						Clock.offset(Clock.systemUTC(), Duration.ofDays(1))).health(true);
+				assertThat(aDayLater.getStatus()).isEqualTo(Status.UP);
+				assertThat(aDayLater.getDetails()).containsEntry("lastSweep", "none yet");
 			});
+	}
+
+	@Test
+	void healthIsDownWhenNoSweepHasSucceededFor30SweepIntervalsSinceStartUp() {
+		this.runner.withPropertyValues("a2.drain.sweep-interval=1h")
+			.withBean(Consumer.class, () -> Consumer.builder("chat", "reader").run((context) -> null))
+			.withInitializer((context) -> context.getBeanFactory().addBeanPostProcessor(new BeanPostProcessor() {
+				@Override
+				public Object postProcessAfterInitialization(Object bean, String name) {
+					return (bean instanceof PostgresWorkStore store) ? failingSweeps(store) : bean;
+				}
+			}))
+			.run((context) -> {
+				A2Server server = context.getBean(A2Server.class);
+				A2DrainLifecycle lifecycle = context.getBean(A2DrainLifecycle.class);
+				Health now = context.getBean(A2HealthIndicator.class).health(true);
+				assertThat(now.getStatus()).isEqualTo(Status.UP);
+				assertThat(now.getDetails()).containsEntry("lastSweep", "none yet");
+				Health later = new A2HealthIndicator(server, lifecycle, Duration.ofHours(1),
+						Clock.offset(Clock.systemUTC(), Duration.ofHours(31))).health(true);
+				assertThat(later.getStatus()).isEqualTo(Status.DOWN);
+				assertThat(later.getDetails()).containsEntry("lastSweep", "none yet")
+					.hasEntrySatisfying("sweep", (sweep) -> assertThat((String) sweep)
+						.startsWith("no successful sweep since sweeping started at "));
+			});
+	}
+
+	@Test
+	void whilePostgresIsUnreachableTheEndpointAnswersStoreUnavailableAndHealthIsDown() {
+		this.runner.withPropertyValues("management.endpoints.web.exposure.include=a2").run((context) -> {
+			A2Endpoint endpoint = context.getBean(A2Endpoint.class);
+			A2HealthIndicator health = context.getBean(A2HealthIndicator.class);
+			this.unreachable.set(true);
+			// over HTTP and JMX alike, in A2's error shape (§11)
+			assertStoreUnavailable(endpoint.overview(null));
+			assertStoreUnavailable(endpoint.part("dead-letters", null, null, null, null, null, null));
+			assertThat(health.health(true).getStatus()).isEqualTo(Status.DOWN);
+			this.unreachable.set(false);
+			assertThat(health.health(true).getStatus()).isEqualTo(Status.UP);
+			assertThat(endpoint.overview(null).getStatus()).isEqualTo(200);
+		});
+	}
+
+	@SuppressWarnings("unchecked")
+	private static void assertStoreUnavailable(WebEndpointResponse<Object> response) {
+		assertThat(response.getStatus()).isEqualTo(503);
+		assertThat((Map<String, Object>) ((Map<String, Object>) response.getBody()).get("error"))
+			.containsEntry("code", "STORE_UNAVAILABLE")
+			.containsKey("message");
+	}
+
+	/** A work store whose sweep fails at its first statement, as a statement timeout on a large a2_work would. */
+	private static WorkStore failingSweeps(WorkStore store) {
+		return (WorkStore) Proxy.newProxyInstance(WorkStore.class.getClassLoader(), new Class<?>[] { WorkStore.class },
+				(proxy, method, args) -> {
+					if (method.getName().equals("lapseOrphaned")) {
+						throw new QueryTimeoutException("canceling statement due to statement timeout");
+					}
+					try {
+						return method.invoke(store, args);
+					}
+					catch (InvocationTargetException ex) {
+						throw ex.getCause();
+					}
+				});
 	}
 
 	@Test

@@ -38,7 +38,7 @@ class A2SpringAiAutoConfigurationTests {
 			.run((context) -> assertThat(context).hasFailed()
 				.getFailure()
 				.rootCause()
-				.hasMessageContaining("flushTokens must be at least 1"));
+				.hasMessage("a2.ai.flush-tokens must be at least 1, was 0"));
 	}
 
 	@Test
