@@ -55,7 +55,15 @@ final class PayloadBinder {
 				throw A2Exception.invalid(where + path + ": " + first.message());
 			}
 		}
-		String json = this.mapper.writeValueAsString(value);
+		String json;
+		try {
+			json = this.mapper.writeValueAsString(value);
+		}
+		catch (JacksonException ex) {
+			// e.g. nesting past the mapper's limit (a value holding itself): the path would be as deep, so
+			// the message names only the payload and what Jackson refused
+			throw A2Exception.invalid(where + " cannot be written as JSON: " + firstLine(ex.getOriginalMessage()));
+		}
 		if (!StorableText.isStorableJson(json)) {
 			throw A2Exception.invalid(StorableText.refusal(where));
 		}

@@ -104,14 +104,12 @@ public final class RunSession {
 	 * the index it reached; see {@link Session#consume(String, long)}.
 	 */
 	public long consume(String consumerName) {
-		return this.session.server().drainer().consume(this.session.contract().name(), this.session.id(), consumerName, null,
-				this.consumer.name());
+		return this.session.consume(consumerName, null, this.consumer.name());
 	}
 
 	/** Drives a fixed-lane consumer's cursor in this session past {@code through}. */
 	public long consume(String consumerName, long through) {
-		return this.session.server().drainer().consume(this.session.contract().name(), this.session.id(), consumerName, through,
-				this.consumer.name());
+		return this.session.consume(consumerName, through, this.consumer.name());
 	}
 
 	/**

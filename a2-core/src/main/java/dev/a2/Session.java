@@ -109,6 +109,7 @@ public final class Session {
 		try {
 			List<StoredEvent> stored = this.server.events.append(this.contract.name(), this.id,
 					(leases != null) ? leases.events() : toStore, clearIndex);
+			UncommittedWrites.record(this.contract.name(), this.id);
 			List<Event> result = new ArrayList<>(stored.size());
 			List<Event> appendedNow = new ArrayList<>();
 			List<StoredEvent> storedNow = new ArrayList<>();
@@ -419,39 +420,70 @@ public final class Session {
 	long clearIf(@Nullable Long ifLastIndex, @Nullable Integer clearIndex) {
 		StoredEvent marker = StoreFailures.guard(() -> this.server.transactions.execute((status) -> {
 			StoredEvent cleared = this.server.events.clear(this.contract.name(), this.id, ifLastIndex, clearIndex);
+			UncommittedWrites.record(this.contract.name(), this.id);
 			if (this.server.work != null) {
 				this.server.work.endBefore(this.contract.name(), this.id, cleared.index(), cleared.clearIndex() + 1);
 			}
 			return cleared;
 		}));
-		afterCommit(() -> this.server.changes.publish(SessionChange.Kind.CLEARED, this.contract.name(), this.id));
+		// in an application's transaction the clear may yet roll back: until it commits, the runs of the
+		// events before it go on, and what they return must still commit with their units
+		afterCommit(() -> afterClear(marker.index()));
+		return marker.index();
+	}
+
+	/** What a clear ends once it committed: the runs of the events before it, and their snapshots. */
+	private void afterClear(long markerIndex) {
+		this.server.changes.publish(SessionChange.Kind.CLEARED, this.contract.name(), this.id);
 		Drainer drainer = this.server.drainerIfAny();
 		if (drainer != null) {
-			drainer.abortCleared(this.contract.name(), this.id, marker.index());
+			drainer.abortCleared(this.contract.name(), this.id, markerIndex);
 		}
 		try {
-			this.server.snapshots.deleteThrough(this.contract.name(), this.id, marker.index());
+			// a transaction of its own: after a commit, the committed transaction's connection is still
+			// bound to the thread, and a write that joined it would run in a transaction already over
+			this.server.separateTransactions.executeWithoutResult(
+					(status) -> this.server.snapshots.deleteThrough(this.contract.name(), this.id, markerIndex));
 		}
 		catch (RuntimeException ex) {
 			// the clear stands; the old snapshots are never read again and go with the next clear
 			logger.warn("Could not delete the snapshots of session '" + this.id + "' before its clear", ex);
 		}
-		return marker.index();
 	}
 
 	/**
 	 * Read your writes: drives a fixed-lane consumer's cursor in this session until it has processed
 	 * the session's events through its current head, and answers the index it reached. A cursor held
-	 * by another instance or waiting out a back-off is waited for (25 ms doubling to 1 s).
+	 * by another instance or waiting out a back-off is waited for (25 ms doubling to 1 s). Call it
+	 * after the transaction that wrote the events commits: the consumer cannot see them before.
 	 * @throws A2Exception {@code CONSUMER_DEAD_LETTERED} when the cursor is dead-lettered
+	 * @throws IllegalStateException inside a transaction that appended to or cleared this session and
+	 * has not committed
 	 */
 	public long consume(String consumer) {
-		return this.server.drainer().consume(this.contract.name(), this.id, consumer, null, null);
+		return consume(consumer, null, null);
 	}
 
-	/** Drives a fixed-lane consumer's cursor in this session until it is past {@code through}. */
+	/**
+	 * Drives a fixed-lane consumer's cursor in this session until it is past {@code through}, or
+	 * through the head when the session is shorter, and answers the index it reached; see
+	 * {@link #consume(String)}.
+	 */
 	public long consume(String consumer, long through) {
-		return this.server.drainer().consume(this.contract.name(), this.id, consumer, through, null);
+		return consume(consumer, through, null);
+	}
+
+	/** @param caller the consumer whose run consumes, or {@code null} */
+	long consume(String consumer, @Nullable Long through, @Nullable String caller) {
+		if (UncommittedWrites.contains(this.contract.name(), this.id)) {
+			// §5.2: a wait that cannot end fails at once. Not an A2Exception: no §11 code fits the
+			// caller's own code calling at the wrong time, as for a consumer that consumes itself
+			throw new IllegalStateException("consume('" + consumer + "') was called inside a transaction that wrote to session '"
+					+ this.id + "' and has not committed: consumer '" + consumer + "' runs in transactions of its own, which"
+					+ " cannot see those writes before the commit, so it would wait for ever. Call consume after the"
+					+ " transaction commits (outside the @Transactional method, or from an afterCommit callback)");
+		}
+		return this.server.drainer().consume(this.contract.name(), this.id, consumer, through, caller);
 	}
 
 	/**

@@ -19,9 +19,13 @@ import io.micrometer.observation.tck.TestObservationRegistryAssert;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
+import org.springframework.jdbc.datasource.DataSourceTransactionManager;
+import org.springframework.transaction.support.TransactionTemplate;
+
 import static dev.a2.TestContracts.message;
 import static dev.a2.TestContracts.note;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 /**
@@ -212,6 +216,64 @@ class AbortIntegrationTests {
 			// the session started over: nothing of the old conversation comes back into it
 			assertThat(session.history(0, 100).events()).isEmpty();
 		}
+	}
+
+	@Test
+	void aClearInATransactionThatRollsBackAbortsNothingAndTheRunCommitsWhatItReturns() throws Exception {
+		CountDownLatch started = new CountDownLatch(1);
+		CountDownLatch release = new CountDownLatch(1);
+		AtomicReference<A2Exception> abort = new AtomicReference<>();
+		Consumer echo = Consumer.builder("chat", "echo").types("message.sent").run((context) -> {
+			context.signal().onAbort(() -> abort.set(context.signal().reason()));
+			started.countDown();
+			release.await(60, TimeUnit.SECONDS);
+			return note("echo");
+		});
+		A2Server server = this.support.server(echo);
+		Session session = server.session("chat", A2TestSupport.newSessionId());
+		session.append(message("work"));
+		assertThat(started.await(20, TimeUnit.SECONDS)).isTrue();
+
+		TransactionTemplate transactions = new TransactionTemplate(new DataSourceTransactionManager(this.support.dataSource));
+		assertThatThrownBy(() -> transactions.executeWithoutResult((status) -> {
+			session.clear();
+			throw new IllegalStateException("the application fails after clearing");
+		})).hasMessage("the application fails after clearing");
+		assertThat(abort.get()).as("what aborted the run").isNull();
+		release.countDown();
+
+		// the session was never cleared: the run's end commits what it returned
+		await().atMost(Duration.ofSeconds(20))
+			.untilAsserted(() -> assertThat(session.history(0, 10).events()).extracting(Event::type)
+				.containsExactly("message.sent", "note"));
+		assertThat(abort.get()).isNull();
+	}
+
+	@Test
+	void aClearInATransactionAbortsTheRunningAttemptOnceItCommits() throws Exception {
+		CountDownLatch started = new CountDownLatch(1);
+		AtomicReference<A2Exception> abort = new AtomicReference<>();
+		Consumer slow = Consumer.builder("chat", "slow").types("message.sent").run((context) -> {
+			context.signal().onAbort(() -> abort.set(context.signal().reason()));
+			started.countDown();
+			TestContracts.blockUntilAborted();
+			return note("never committed");
+		});
+		A2Server server = this.support.server(slow);
+		Session session = server.session("chat", A2TestSupport.newSessionId());
+		session.append(message("work"));
+		assertThat(started.await(20, TimeUnit.SECONDS)).isTrue();
+
+		TransactionTemplate transactions = new TransactionTemplate(new DataSourceTransactionManager(this.support.dataSource));
+		transactions.executeWithoutResult((status) -> {
+			session.clear();
+			assertThat(abort.get()).as("an abort before the clear commits").isNull();
+		});
+
+		await().atMost(Duration.ofSeconds(20)).until(() -> abort.get() != null);
+		assertThat(abort.get().code()).isEqualTo(ErrorCode.ABORTED);
+		server.sweep();
+		assertThat(session.history(0, 10).events()).isEmpty();
 	}
 
 	/**

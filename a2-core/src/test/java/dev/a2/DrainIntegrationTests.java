@@ -24,12 +24,15 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
+import org.springframework.transaction.support.TransactionSynchronization;
+import org.springframework.transaction.support.TransactionSynchronizationManager;
 import org.springframework.transaction.support.TransactionTemplate;
 
 import static dev.a2.TestContracts.message;
 import static dev.a2.TestContracts.note;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assumptions.assumeFalse;
 
@@ -375,6 +378,23 @@ class DrainIntegrationTests {
 	}
 
 	@Test
+	void aRedriveOfAConsumerOrContractThatDoesNotExistIsNothingToRedriveAndMakesNoTimerOfItsName() {
+		A2Server server = this.support.server(Consumer.builder("chat", "strict").run((context) -> null));
+		assertThat(server.redrive("chat", "s-1", "made-up", 1, RedriveAction.RETRY)).isFalse();
+		assertThatThrownBy(() -> server.redrive("made-up", "s-1", "strict", 1, RedriveAction.SKIP))
+			.isInstanceOf(A2Exception.class)
+			.extracting((ex) -> ((A2Exception) ex).code())
+			.isEqualTo(ErrorCode.UNKNOWN_CONTRACT);
+		assertThat(server.redrive("chat", "s-1", "strict", 1, RedriveAction.RETRY)).isFalse();
+		// contract and consumer tag the a2.redrive timer: only names that exist may become tags
+		TestObservationRegistryAssert.assertThat(this.support.observations)
+			.hasNumberOfObservationsWithNameEqualTo(A2Observations.REDRIVE, 1)
+			.forAllObservationsWithNameEqualTo(A2Observations.REDRIVE,
+					(redrive) -> redrive.hasLowCardinalityKeyValue(A2Observations.CONTRACT, "chat")
+						.hasLowCardinalityKeyValue(A2Observations.CONSUMER, "strict"));
+	}
+
+	@Test
 	void abortOnAbortsARunningAttemptAndEndsItsUnit() throws Exception {
 		CountDownLatch started = new CountDownLatch(1);
 		AtomicReference<A2Exception> reason = new AtomicReference<>();
@@ -491,6 +511,60 @@ class DrainIntegrationTests {
 	}
 
 	@Test
+	void consumeThroughAnIndexPastTheHeadAnswersTheHeadItReached() {
+		List<String> seen = new CopyOnWriteArrayList<>();
+		A2Server server = this.support.server(projection(seen));
+		Session session = server.session("chat", A2TestSupport.newSessionId());
+		session.append(message("a"), message("b"));
+
+		assertThat(session.consume("projection", 1000)).isEqualTo(2);
+		assertThat(seen).containsExactly("1 of " + session.id(), "2 of " + session.id());
+		assertThat(server.session("chat", A2TestSupport.newSessionId()).consume("projection", 5)).isZero();
+	}
+
+	@Test
+	void consumeInTheTransactionThatAppendedFailsAtOnceAndWorksOnceItCommits() {
+		List<String> seen = new CopyOnWriteArrayList<>();
+		A2Server server = this.support.server(projection(seen));
+		Session session = server.session("chat", A2TestSupport.newSessionId());
+		Session other = server.session("chat", A2TestSupport.newSessionId());
+		other.append(message("elsewhere"));
+		TransactionTemplate transactions = new TransactionTemplate(new DataSourceTransactionManager(this.support.dataSource));
+		AtomicReference<Throwable> refusal = new AtomicReference<>();
+		AtomicReference<Long> afterCommit = new AtomicReference<>();
+
+		// an application service: @Transactional { append; consume to read the projection; }
+		// (bounded only so that a regression fails instead of hanging the build)
+		assertTimeoutPreemptively(Duration.ofSeconds(30), () -> transactions.executeWithoutResult((status) -> {
+			session.append(message("a"));
+			refusal.set(failureOf(() -> session.consume("projection")));
+			// a session the transaction did not write is consumed as ever
+			assertThat(other.consume("projection")).isEqualTo(1);
+			TransactionSynchronizationManager.registerSynchronization(new TransactionSynchronization() {
+				@Override
+				public void afterCommit() {
+					afterCommit.set(session.consume("projection"));
+				}
+			});
+		}));
+
+		assertThat(refusal.get()).isInstanceOf(IllegalStateException.class)
+			.hasMessageContaining("inside a transaction that wrote to session '" + session.id() + "' and has not committed")
+			.hasMessageContaining("Call consume after the transaction commits");
+		assertThat(afterCommit.get()).as("consume in an afterCommit callback").isEqualTo(1);
+		assertThat(session.consume("projection")).isEqualTo(1);
+		assertThat(seen).containsExactly("1 of " + other.id(), "1 of " + session.id());
+	}
+
+	/** A projection that notes each event it runs for, as "index of session". */
+	private static Consumer projection(List<String> seen) {
+		return Consumer.builder("chat", "projection").types("message.sent").lane(Lane.fixed("projection")).run((context) -> {
+			seen.add(context.event().index() + " of " + context.session().id());
+			return null;
+		});
+	}
+
+	@Test
 	void consumersWaitingOnEachOtherFailAtOnce() {
 		AtomicReference<Throwable> cycle = new AtomicReference<>();
 		CountDownLatch aWaiting = new CountDownLatch(1);
@@ -538,6 +612,28 @@ class DrainIntegrationTests {
 		await().atMost(Duration.ofSeconds(20)).until(() -> !sweeper.isAlive());
 		assertThat(notes(kept)).extracting((e) -> e.payload(Note.class).text()).containsExactly("five minutes later");
 		assertThat(notes(cleared)).isEmpty();
+		assertThat(this.support.count("SELECT count(*) FROM a2_schedule")).isZero();
+	}
+
+	@Test
+	void anApplicationWithoutConsumersGetsWhatItSchedulesDelivered() {
+		// an application that has no consumer (yet) and schedules from its own code
+		A2Server server = this.support.server();
+		Session reminded = server.session("chat", A2TestSupport.newSessionId());
+		Session idle = server.session("chat", A2TestSupport.newSessionId());
+		reminded.append(message("hello"));
+		idle.append(message("hello"));
+		reminded.schedule("reminder", this.support.clock.instant().plus(Duration.ofMinutes(1)), note("ping"));
+		idle.scheduleClear("expire", this.support.clock.instant().plus(Duration.ofMinutes(30)), 1L);
+
+		this.support.clock.advance(Duration.ofMinutes(2));
+		server.sweep();
+		assertThat(reminded.history(0, 10).events()).extracting(Event::type).containsExactly("message.sent", "note");
+		assertThat(idle.history(0, 10).events()).hasSize(1);
+
+		this.support.clock.advance(Duration.ofHours(1));
+		server.sweep();
+		assertThat(idle.history(0, 10).events()).as("events after the scheduled clear was due").isEmpty();
 		assertThat(this.support.count("SELECT count(*) FROM a2_schedule")).isZero();
 	}
 

@@ -5,15 +5,21 @@ import java.time.Instant;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
 
 import javax.sql.DataSource;
 
 import dev.a2.TestContracts.Cursor;
 import dev.a2.TestContracts.MessageSent;
+import dev.a2.live.PresenceFeeds;
+import dev.a2.live.PresenceUpdate;
 import dev.a2.test.MutableClock;
 import dev.a2.test.PostgresExtension;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import reactor.core.Disposable;
+import reactor.core.scheduler.Scheduler;
+import reactor.core.scheduler.Schedulers;
 
 import org.springframework.jdbc.core.simple.JdbcClient;
 
@@ -69,6 +75,47 @@ class PresenceIntegrationTests {
 		assertThat(this.session.presence().participants()).isEmpty();
 		assertThat(this.session.presence(new PresenceWrite("ann", values("typing", true), T0.minusSeconds(8)))).isEmpty();
 		assertThat(this.session.presence().participants()).isEmpty();
+	}
+
+	@Test
+	void aTombstoneOutlivesTheTtlSoALateOlderWriteCannotBringTheFieldBack() {
+		this.session.presence(new PresenceWrite("ann", values("typing", true), T0.minusSeconds(10)));
+		this.session.presence(new PresenceWrite("ann", values("typing", null), T0.minusSeconds(5)));
+		this.clock.advance(Duration.ofSeconds(61));
+		// a retried request from before the removal arrives after the TTL
+		assertThat(this.session.presence(new PresenceWrite("ann", values("typing", true), T0.minusSeconds(8)))).isEmpty();
+		assertThat(this.session.presence().participants()).isEmpty();
+		// a write after the removal still applies
+		this.session.presence(PresenceWrite.of("ann", values("typing", true)));
+		assertThat(this.session.presence().participants().get("ann").get("typing").value()).isEqualTo(true);
+	}
+
+	@Test
+	void aNewSubscribersSnapshotLeavesOutWhatExpiredSinceTheFeedLastRead() {
+		Scheduler scheduler = Schedulers.newBoundedElastic(2, 100, "presence-test");
+		// a check of an hour: the feed reads again only when told, and expiry is told to no one
+		try (PresenceFeeds feeds = new PresenceFeeds(this.server.changes(), (contract, id) -> this.session.presence(), scheduler,
+				Duration.ofHours(1), this.clock)) {
+			List<PresenceUpdate> first = new CopyOnWriteArrayList<>();
+			Disposable open = feeds.presence("chat", this.session.id()).subscribe(first::add);
+			try {
+				await().atMost(Duration.ofSeconds(10)).until(() -> !first.isEmpty());
+				this.session.presence(PresenceWrite.of("ann", values("typing", true)));
+				await().atMost(Duration.ofSeconds(10)).until(() -> first.size() == 2);
+				this.clock.advance(Duration.ofSeconds(61));
+
+				PresenceUpdate snapshot = feeds.presence("chat", this.session.id()).blockFirst(Duration.ofSeconds(10));
+
+				assertThat(snapshot).isInstanceOfSatisfying(PresenceUpdate.Snapshot.class,
+						(update) -> assertThat(update.snapshot().participants()).as("ann expired a second ago").isEmpty());
+			}
+			finally {
+				open.dispose();
+			}
+		}
+		finally {
+			scheduler.dispose();
+		}
 	}
 
 	@Test

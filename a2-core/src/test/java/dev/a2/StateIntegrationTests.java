@@ -12,9 +12,12 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 import org.springframework.jdbc.core.simple.JdbcClient;
+import org.springframework.jdbc.datasource.DataSourceTransactionManager;
+import org.springframework.transaction.support.TransactionTemplate;
 
 import static dev.a2.TestContracts.message;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 @ExtendWith(PostgresExtension.class)
 class StateIntegrationTests {
@@ -113,6 +116,69 @@ class StateIntegrationTests {
 		assertThat(session.state("count", 2).state()).isEqualTo(2);
 		assertThat(server(2, 0).session("chat", session.id()).state("count").state()).isEqualTo(1);
 		assertThat(snapshotIndexes(session.id(), "count")).allSatisfy((index) -> assertThat(index).isGreaterThan(marker));
+	}
+
+	@Test
+	void snapshottedAndCachedStateEqualsStateFoldedFromScratchAcrossClears() {
+		Session session = server(3, 100).session("chat", A2TestSupport.newSessionId());
+		Session scratch = A2TestSupport.server(this.dataSource)
+			.snapshotEvery(100_000)
+			.stateCacheSize(0)
+			.build()
+			.session("chat", session.id());
+		int n = 0;
+		for (int round = 0; round < 4; round++) {
+			session.append(message("m" + n++), TestContracts.note("x"), message("m" + n++), message("m" + n++));
+			assertThat(session.state("transcript").state()).isEqualTo(scratch.state("transcript").state());
+			session.append(message("m" + n++));
+			if (round == 1) {
+				session.clear();
+			}
+			for (long through = 0; through <= session.history(0, 1).head(); through++) {
+				assertThat(session.state("transcript", through)).as("through %d", through)
+					.isEqualTo(scratch.state("transcript", through));
+				assertThat(session.state("count", through)).isEqualTo(scratch.state("count", through));
+			}
+		}
+	}
+
+	@Test
+	void stateReadInATransactionThatRollsBackShowsNothingOfItToLaterReads() {
+		TransactionTemplate transactions = new TransactionTemplate(new DataSourceTransactionManager(this.dataSource));
+		A2Server server = A2TestSupport.server(this.dataSource).transactionManager(transactions.getTransactionManager()).build();
+		Session session = server.session("chat", A2TestSupport.newSessionId());
+		session.append(message("committed"));
+
+		// an application service appends, reads the new state to answer, then fails
+		assertThatThrownBy(() -> transactions.executeWithoutResult((status) -> {
+			session.append(message("rolled back"));
+			assertThat(session.state("transcript", Transcript.class).state().lines()).containsExactly("1:committed",
+					"2:rolled back");
+			throw new IllegalStateException("the application fails after appending");
+		})).hasMessage("the application fails after appending");
+		session.append(message("committed again"));
+
+		assertThat(session.state("transcript", Transcript.class)).isEqualTo(
+				new SessionState<>(2, new Transcript(List.of("1:committed", "2:committed again"))));
+		assertThat(session.state("count").state()).isEqualTo(2);
+	}
+
+	@Test
+	void aClearCommittedInATransactionDeletesTheSnapshotsBeforeIt() {
+		TransactionTemplate transactions = new TransactionTemplate(new DataSourceTransactionManager(this.dataSource));
+		A2Server server = A2TestSupport.server(this.dataSource)
+			.transactionManager(transactions.getTransactionManager())
+			.snapshotEvery(2)
+			.build();
+		Session session = server.session("chat", A2TestSupport.newSessionId());
+		session.append(message("a"), message("b"), message("c"), message("d"));
+		assertThat(session.state("count").state()).isEqualTo(4);
+		assertThat(snapshotIndexes(session.id(), "count")).containsExactly(2L, 4L);
+
+		transactions.executeWithoutResult((status) -> session.clear());
+
+		assertThat(snapshotIndexes(session.id(), "count")).isEmpty();
+		assertThat(session.state("count").state()).isEqualTo(0);
 	}
 
 	private A2Server server(int snapshotEvery, int cacheSize) {

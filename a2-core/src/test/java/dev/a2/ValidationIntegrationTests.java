@@ -1,6 +1,7 @@
 package dev.a2;
 
 import java.math.BigDecimal;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
@@ -15,6 +16,8 @@ import org.assertj.core.api.ThrowableAssert.ThrowingCallable;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import tools.jackson.databind.json.JsonMapper;
+
+import org.springframework.jdbc.core.simple.JdbcClient;
 
 import static dev.a2.TestContracts.message;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -92,6 +95,27 @@ class ValidationIntegrationTests {
 				JsonMapper.builder().build().readTree("{\"text\":{\"nested\":true}}"))), "events[0].payload.text");
 	}
 
+	/** A payload type that takes any value, so that one Jackson cannot write can be given. */
+	public record Blob(Object data) {
+	}
+
+	@Test
+	void payloadThatJacksonCannotWriteIsInvalidAndStoresNothing() {
+		A2Server blobs = A2TestSupport.server(this.dataSource)
+			.contract(Contract.builder("blobs").event("blob", Blob.class).build())
+			.build();
+		Session session = blobs.session("blobs", this.session.id());
+		List<Object> deep = new ArrayList<>();
+		List<Object> innermost = deep;
+		for (int depth = 0; depth < 1000; depth++) {
+			List<Object> inner = new ArrayList<>();
+			innermost.add(inner);
+			innermost = inner;
+		}
+		assertRejected(() -> session.append(NewEvent.of("blob", new Blob(deep))),
+				"events[0].payload cannot be written as JSON: Document nesting depth");
+	}
+
 	@Test
 	void missingPayload() {
 		assertRejected(() -> this.session.append(new NewEvent("message.sent", null, null)),
@@ -117,7 +141,7 @@ class ValidationIntegrationTests {
 
 	@Test
 	void malformedSessionId() {
-		for (String bad : new String[] { "", "a/b", "with space", "ünïcode", "x".repeat(257) }) {
+		for (String bad : new String[] { null, "", " ", "a/b", "with space", "ünïcode", "a\nb", "x".repeat(257) }) {
 			assertThatThrownBy(() -> this.a2.session("chat", bad)).isInstanceOf(A2Exception.class)
 				.hasMessageContaining("must be 1-256 characters of letters, digits and . _ : ~ -")
 				.extracting((ex) -> ((A2Exception) ex).code())
@@ -133,6 +157,27 @@ class ValidationIntegrationTests {
 			.hasMessageContaining("no contract named 'nope'")
 			.extracting((ex) -> ((A2Exception) ex).code())
 			.isEqualTo(ErrorCode.UNKNOWN_CONTRACT);
+		assertThatThrownBy(() -> this.a2.session(null, "s")).isInstanceOf(A2Exception.class)
+			.hasMessageContaining("no contract named 'null'")
+			.extracting((ex) -> ((A2Exception) ex).code())
+			.isEqualTo(ErrorCode.UNKNOWN_CONTRACT);
+	}
+
+	@Test
+	void idPostgresCannotStore() {
+		assertRejected(() -> this.session.append(message("ok"), message("bad", "bad\u0000id")), "events[1].id");
+	}
+
+	@Test
+	void scheduleOfAnUnknownTypeOrOfNoEventsStoresNoTask() {
+		assertRejected(() -> this.session.schedule("later", Instant.now(), NewEvent.of("nope", "x")),
+				"events[0].type 'nope' is not an event type");
+		assertRejected(() -> this.session.schedule("later", Instant.now()), "events must be a non-empty list");
+		assertThat(JdbcClient.create(this.dataSource)
+			.sql("SELECT count(*) FROM a2_schedule WHERE session_id = ?")
+			.param(this.session.id())
+			.query(Long.class)
+			.single()).isZero();
 	}
 
 	@Test

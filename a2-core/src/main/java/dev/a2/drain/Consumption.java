@@ -60,15 +60,25 @@ final class Consumption {
 		if (consumerName.equals(caller)) {
 			throw new IllegalStateException("consumer '" + caller + "' may not consume itself: it would wait for its own run");
 		}
-		long goal = (through != null) ? through : this.host.head(contract, session);
+		// past the head is the head: what it answers is an index reached, and waiting for events that
+		// may never be appended would be a wait with no end
+		long head = this.host.head(contract, session);
+		long goal = (through != null) ? Math.min(through, head) : head;
 		String waiter = (caller != null) ? key(contract, session, caller) : null;
 		if (waiter != null) {
 			waitFor(waiter, key(contract, session, consumerName));
 		}
 		try {
 			long delay = 25;
+			boolean backfilled = false;
 			while (true) {
 				CursorState cursor = this.work.cursor(contract, session, consumerName);
+				if (cursor == null && consumer.backfill() && !backfilled) {
+					// a session the sweep's walk has not reached yet: its events before the consumer are its too
+					this.work.backfill(contract, session, consumerName, consumer.types());
+					backfilled = true;
+					continue;
+				}
 				if (cursor == null) {
 					return goal;
 				}

@@ -193,14 +193,7 @@ public final class Drainer {
 						this.backfilledThrough.getOrDefault(ref, ""), this.settings.sweepBatch()));
 			}
 		}
-		try {
-			while (!this.loops.stopping() && this.work.deliverDue(now, this.host::deliver)) {
-				// one task per transaction, each exactly once
-			}
-		}
-		catch (RuntimeException ex) {
-			logger.warn("Could not deliver a scheduled task; the next sweep tries again", ex);
-		}
+		ScheduledDeliveries.deliverDue(this.work, now, this.host::deliver, this.loops::stopping);
 		List<SessionRef> due = this.work.sessionsWithDueWork(now, this.consumerRefs, this.settings.sweepBatch());
 		due.forEach((s) -> request(s.contract(), s.session()));
 		return due.size();

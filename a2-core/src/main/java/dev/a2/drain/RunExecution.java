@@ -53,7 +53,8 @@ final class RunExecution {
 		this.host.bind(run.signal, Thread.currentThread());
 		try {
 			// a consumer with abortOn takes its events one at a time: each one's start is decided on its own
-			if (consumer.batchHandler() != null && consumer.abortOn().isEmpty() && claim.cursor() && claim.events().size() > 1) {
+			if (consumer.batchHandler() != null && consumer.abortOn().isEmpty() && claim.cursor() && claim.events().size() > 1
+					&& claim.events().stream().allMatch((stored) -> consumer.takes(stored.type()))) {
 				Finish batch = executeBatch(run, consumer);
 				if (batch != null || run.signal.isAborted()) {
 					return batch;
@@ -63,6 +64,12 @@ final class RunExecution {
 			List<EventToStore> returned = new ArrayList<>();
 			long through = claim.cursor() ? claim.position() : claim.index() - 1;
 			for (StoredEvent stored : claim.events()) {
+				if (!consumer.takes(stored.type())) {
+					// work an earlier deployment of the consumer created, for a type it no longer takes: done, not run
+					through = stored.index();
+					finish = Finish.completed(claim, returned, through);
+					continue;
+				}
 				Event event = this.host.decode(claim.contract(), stored);
 				Event aborting = this.leases.abortedBeforeStart(run, event);
 				if (aborting != null) {
@@ -216,7 +223,8 @@ final class RunExecution {
 
 	private Finish failed(Running run, Consumer consumer, Throwable ex, List<EventToStore> returned, long through,
 			long failedIndex) {
-		int failures = run.claim.failures() + 1;
+		// a cursor's failures are its head event's: one that completed events before failing fails a new head once
+		int failures = (run.claim.cursor() && through > run.claim.position()) ? 1 : run.claim.failures() + 1;
 		boolean dead = failures >= this.settings.maxFailures() || ex instanceof NonRetriableException;
 		Instant retryAt = this.host.clock().instant().plus(this.settings.retryDelay(failures));
 		String error = ex.getClass().getSimpleName() + ": " + ex.getMessage();

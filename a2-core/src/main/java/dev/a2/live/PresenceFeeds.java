@@ -73,8 +73,10 @@ public final class PresenceFeeds implements AutoCloseable {
 			return feed.ticks.asFlux()
 				.onBackpressureLatest()
 				.concatMap((tick) -> Mono.fromCallable(() -> {
-					PresenceSnapshot now = feed.current();
 					PresenceSnapshot before = sent[0];
+					// a newcomer's snapshot is read now: the feed's last read may hold fields expired since
+					// (it reads again on a notice or a check), and a snapshot replaces what the client shows
+					PresenceSnapshot now = (before == null) ? feed.readNow() : feed.current();
 					sent[0] = now;
 					if (before == null) {
 						return new PresenceUpdate.Snapshot(now);
@@ -136,6 +138,15 @@ public final class PresenceFeeds implements AutoCloseable {
 				}
 			}
 			return current;
+		}
+
+		/** Reads the presence now (on a store thread), the latest read from then on. */
+		PresenceSnapshot readNow() {
+			PresenceSnapshot read = PresenceFeeds.this.reader.apply(this.key.contract(), this.key.session());
+			synchronized (this) {
+				this.snapshot = read;
+			}
+			return read;
 		}
 
 		void wake() {

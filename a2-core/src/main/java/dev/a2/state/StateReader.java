@@ -15,6 +15,8 @@ import dev.a2.store.StoredEvent;
 import org.jspecify.annotations.Nullable;
 import tools.jackson.databind.json.JsonMapper;
 
+import org.springframework.transaction.support.TransactionSynchronizationManager;
+
 /**
  * Answers a reducer's state of a session without refolding its whole log: it starts from the
  * nearest of the cached state and the stored snapshot, folds only the events after it, and stores a
@@ -106,7 +108,12 @@ public final class StateReader {
 			}
 		}
 		this.snapshots.save(contract, session, reducerName, toSave);
-		if (folded > base && !(fromCache && folded == at)) {
+		// Inside a transaction the fold may have seen rows that transaction wrote, and it may yet roll
+		// back, wholly or to a savepoint (which an after-commit callback would not notice): only a fold
+		// of rows committed when read goes into the cache every reader shares. The snapshots saved above
+		// join the transaction, so they roll back with it.
+		boolean committedOnly = !TransactionSynchronizationManager.isActualTransactionActive();
+		if (committedOnly && folded > base && !(fromCache && folded == at)) {
 			this.cache.offer(key, new StateCache.Entry(folded, this.mapper.writeValueAsString(state)));
 		}
 		return new SessionState<>(target, state);

@@ -18,7 +18,8 @@ public interface PresenceStore {
 
 	/**
 	 * Writes a participant's fields where {@code at} is not older than what is stored (an expired
-	 * row counts as absent), and refreshes the expiry of all the participant's fields.
+	 * value counts as absent, a tombstone does not until it is deleted), and refreshes the expiry of
+	 * all the participant's fields.
 	 * @param values field → JSON text, or {@code null} to remove the field (a tombstone)
 	 * @return the fields that were written
 	 */

@@ -88,6 +88,12 @@ public interface WorkStore {
 	String backfill(String contract, String consumer, @Nullable Set<String> types, String after, int limit);
 
 	/**
+	 * Creates the cursor of a backfilling consumer in one session when it has none, as {@link #backfill}
+	 * would when its walk reaches the session: for a {@code consume} that cannot wait for the walk.
+	 */
+	void backfill(String contract, String session, String consumer, @Nullable Set<String> types);
+
+	/**
 	 * Ends the work of the events before a clear marker: units deleted, cursors moved past it. Called
 	 * in the transaction that appended the marker, which holds the session's row.
 	 */

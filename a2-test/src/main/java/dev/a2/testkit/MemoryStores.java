@@ -197,6 +197,11 @@ final class MemoryStores implements EventStore, SnapshotStore, WorkStore {
 	}
 
 	@Override
+	public void backfill(String contract, String session, String consumer, @Nullable Set<String> types) {
+		// no cursors here: consume is not (see cursor)
+	}
+
+	@Override
 	public @Nullable CursorState cursor(String contract, String session, String consumer) {
 		throw new UnsupportedOperationException("consume" + NOT_HERE);
 	}

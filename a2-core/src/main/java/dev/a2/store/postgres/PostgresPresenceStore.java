@@ -3,6 +3,7 @@ package dev.a2.store.postgres;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Timestamp;
+import java.time.Duration;
 import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.util.ArrayList;
@@ -45,14 +46,16 @@ public final class PostgresPresenceStore implements PresenceStore {
 	/**
 	 * The write, a row per field: a {@code VALUES} list rather than {@code unnest}, so that on Citus
 	 * it runs on the session's shard in one step, where rows selected from a function are gathered
-	 * on the coordinator first. {@code %s} stands for the rows.
+	 * on the coordinator first. {@code %s} stands for the rows. An expired value counts as absent; an
+	 * expired tombstone does not, or a write from before the removal, arriving late, would bring the
+	 * field back.
 	 */
 	private static final String WRITE = """
 			INSERT INTO a2_presence AS p (contract, session_id, participant, field, value, at, expires_at)
 			VALUES %s
 			ON CONFLICT (contract, session_id, participant, field) DO UPDATE
 			    SET value = excluded.value, at = excluded.at, expires_at = excluded.expires_at
-			    WHERE excluded.at >= p.at OR p.expires_at <= :now
+			    WHERE excluded.at >= p.at OR (p.expires_at <= :now AND p.value IS NOT NULL)
 			RETURNING :participant AS participant, field, value::text AS value, at""";
 
 	private static final String DELETE_EXPIRED = "DELETE FROM a2_presence WHERE expires_at <= :before";
@@ -107,6 +110,8 @@ public final class PostgresPresenceStore implements PresenceStore {
 				.params(fieldParams(fields, json))
 				.param("at", Timestamp.from(at))
 				.param("expiresAt", Timestamp.from(expiresAt))
+				// a tombstone blocks older writes, however late, until it is deleted: it outlives a value by a TTL
+				.param("tombstoneExpiresAt", Timestamp.from(expiresAt.plus(Duration.between(now, expiresAt))))
 				.param("now", Timestamp.from(now))
 				.query(ROW)
 				.list());
@@ -126,7 +131,8 @@ public final class PostgresPresenceStore implements PresenceStore {
 	private static String rows(int count) {
 		StringJoiner rows = new StringJoiner(", ");
 		for (int i = 0; i < count; i++) {
-			rows.add("(:contract, :session, :participant, :field" + i + ", CAST(:value" + i + " AS jsonb), :at, :expiresAt)");
+			rows.add("(:contract, :session, :participant, :field" + i + ", CAST(:value" + i + " AS jsonb), :at, CASE WHEN CAST(:value" + i
+					+ " AS jsonb) IS NULL THEN CAST(:tombstoneExpiresAt AS timestamptz) ELSE CAST(:expiresAt AS timestamptz) END)");
 		}
 		return rows.toString();
 	}

@@ -121,6 +121,8 @@ public final class PostgresWorkStore implements WorkStore {
 			    SELECT %2$s FROM a2_event e
 			    WHERE e.contract = :contract AND e.session_id = :session AND e.idx > k.position AND e.idx <= k.target
 			      AND e.type <> '%3$s' AND (k.types IS NULL OR e.type = ANY(k.types))
+			      -- a backfilling cursor an append created starts at 0: what a clear hid is not for it
+			      AND e.idx > (SELECT s.cleared_at FROM a2_session s WHERE s.contract = :contract AND s.session_id = :session)
 			    ORDER BY e.idx
 			    LIMIT :cursorBatch
 			) e ON true
@@ -157,9 +159,13 @@ public final class PostgresWorkStore implements WorkStore {
 			  AND w.contract = ANY(:contractSet) AND w.session_id = ANY(:sessionSet)
 			RETURNING w.claim""";
 
+	/**
+	 * A cursor's failure: it keeps what completed before the failing event, and counts the failures of
+	 * the event now at its head, from 1 again when the attempt completed events before it failed.
+	 */
 	private static final String FINISH_CURSORS = """
 			UPDATE a2_cursor k
-			SET position = f.idx, failures = k.failures + 1, last_error = f.error, due_at = f.retry_at, claim = NULL,
+			SET position = f.idx, failures = CASE WHEN f.idx > k.position THEN 1 ELSE k.failures + 1 END, last_error = f.error, due_at = f.retry_at, claim = NULL,
 			    lease_until = NULL, dead = f.dead, failed_idx = f.failed_idx, failed_at = CASE WHEN f.dead THEN :now END
 			FROM unnest(:contracts, :sessions, :consumers, :indexes, :claims, :errors, :retryAts, :deads, :failedIndexes)
 			     AS f(contract, session_id, consumer, idx, claim, error, retry_at, dead, failed_idx)
@@ -376,6 +382,14 @@ public final class PostgresWorkStore implements WorkStore {
 			  AND NOT EXISTS (SELECT 1 FROM a2_cursor k
 			                  WHERE k.contract = s.contract AND k.session_id = s.session_id AND k.consumer = :consumer)
 			ORDER BY s.session_id
+			ON CONFLICT (contract, session_id, consumer) DO NOTHING""";
+
+	/** {@link #BACKFILL} for one session. */
+	private static final String BACKFILL_SESSION = """
+			INSERT INTO a2_cursor (contract, session_id, consumer, position, target, types)
+			SELECT s.contract, s.session_id, :consumer, s.cleared_at, s.last_index, :types::text[]
+			FROM a2_session s
+			WHERE s.contract = :contract AND s.session_id = :session AND s.last_index > s.cleared_at
 			ON CONFLICT (contract, session_id, consumer) DO NOTHING""";
 
 	private static final String END_UNITS_BEFORE = """
@@ -885,6 +899,16 @@ public final class PostgresWorkStore implements WorkStore {
 	}
 
 	private record Window(int scanned, @Nullable String reached) {
+	}
+
+	@Override
+	public void backfill(String contract, String session, String consumer, @Nullable Set<String> types) {
+		StoreFailures.guard(() -> this.jdbc.sql(BACKFILL_SESSION)
+			.param("contract", contract)
+			.param("session", session)
+			.param("consumer", consumer)
+			.param("types", (types != null) ? SqlArrays.literal(new TreeSet<>(types)) : null, java.sql.Types.VARCHAR)
+			.update());
 	}
 
 	@Override
