@@ -120,11 +120,7 @@ class ToolApprovalIntegrationTests {
 	void aCallWaitingForApprovalIsNotSentToTheModelWithoutItsAnswer() {
 		ScriptedModel model = new ScriptedModel(Script.toolCall("call-1", "refund", "{}"), Script.answer(Duration.ZERO, "Meanwhile: hi."));
 		A2Server server = this.support.server(assistant(model));
-		Session session = server.session("chat", "meanwhile");
-		session.append(NewEvent.of("message.sent", new MessageSent("refund everything")));
-		await().atMost(Duration.ofSeconds(20)).until(() -> types(session).contains(AiEvents.TOOL_APPROVAL_REQUESTED));
-		session.append(NewEvent.of("message.sent", new MessageSent("and say hi")));
-		await().atMost(Duration.ofSeconds(20)).until(() -> types(session).contains(AiEvents.REPLY_COMPLETED));
+		Session session = talkWhileACallWaits(server, "meanwhile");
 
 		// a provider refuses an assistant message whose tool calls have no answers
 		assertThat(model.prompts.get(1).getInstructions()).noneSatisfy((message) -> assertThat(message)
@@ -172,11 +168,7 @@ class ToolApprovalIntegrationTests {
 		ScriptedModel model = new ScriptedModel(Script.toolCall("call-1", "refund", "{}"), Script.answer(Duration.ZERO, "Hi."),
 				Script.answer(Duration.ZERO, "Refund done."));
 		A2Server server = this.support.server(assistant(model));
-		Session session = server.session("chat", "meanwhile");
-		session.append(NewEvent.of("message.sent", new MessageSent("refund everything")));
-		await().atMost(Duration.ofSeconds(20)).until(() -> types(session).contains(AiEvents.TOOL_APPROVAL_REQUESTED));
-		session.append(NewEvent.of("message.sent", new MessageSent("and say hi")));
-		await().atMost(Duration.ofSeconds(20)).until(() -> types(session).contains(AiEvents.REPLY_COMPLETED));
+		Session session = talkWhileACallWaits(server, "meanwhile-approved");
 		session.append(NewEvent.of(AiEvents.TOOL_APPROVED, new AiEvents.ToolApproved("call-1")));
 		await().atMost(Duration.ofSeconds(20)).until(() -> model.calls() == 3 && server.pendingWork().isEmpty());
 
@@ -233,6 +225,16 @@ class ToolApprovalIntegrationTests {
 			}
 			return message.getMessageType().getValue() + "'" + message.getText() + "'";
 		}).toList().toString();
+	}
+
+	/** The model asks for a refund, which waits for a person, and answers "and say hi" meanwhile. */
+	private static Session talkWhileACallWaits(A2Server server, String id) {
+		Session session = server.session("chat", id);
+		session.append(NewEvent.of("message.sent", new MessageSent("refund everything")));
+		await().atMost(Duration.ofSeconds(20)).until(() -> types(session).contains(AiEvents.TOOL_APPROVAL_REQUESTED));
+		session.append(NewEvent.of("message.sent", new MessageSent("and say hi")));
+		await().atMost(Duration.ofSeconds(20)).until(() -> types(session).contains(AiEvents.REPLY_COMPLETED));
+		return session;
 	}
 
 	private static ToolCallback tool(String name, UnaryOperator<String> body) {
