@@ -17,6 +17,15 @@ export class A2Error extends Error {
   }
 }
 
+/** An answer that is not A2's (a login page a redirect led to, a proxy's page); its body is let go. */
+function unexpected(response, what, expected, advice) {
+  const type = response.headers.get("content-type");
+  response.body?.cancel().catch(() => {});
+  return new A2Error("UNEXPECTED_RESPONSE", what + " answered " + response.status + " with " + (type || "no Content-Type")
+    + ", not " + expected + (response.redirected ? ", after a redirect to " + response.url : "")
+    + " (a login page? a proxy's?): " + advice, { status: response.status });
+}
+
 const CODES_BY_STATUS = { 400: "INVALID_PAYLOAD", 401: "UNAUTHORIZED", 403: "FORBIDDEN", 404: "NOT_FOUND",
   409: "CONFLICT", 413: "PAYLOAD_TOO_LARGE", 503: "STORE_UNAVAILABLE" };
 
@@ -257,13 +266,9 @@ class A2Client {
       throw networkError(e);
     }
     if (!response.ok) throw await errorOf(response);
-    const type = response.headers.get("content-type") || "";
-    if (!/^application\/([\w.+-]*\+)?json\s*(;|$)/i.test(type)) {
+    if (!/^application\/([\w.+-]*\+)?json\s*(;|$)/i.test(response.headers.get("content-type") || "")) {
       // a login page a redirect led to, a proxy's page: nothing was stored, and asking again answers the same
-      response.body?.cancel().catch(() => {});
-      throw new A2Error("UNEXPECTED_RESPONSE", method + " " + url + " answered " + response.status + " with "
-        + (type || "no Content-Type") + ", not JSON" + (response.redirected ? ", after a redirect to " + response.url : "")
-        + " (a login page? a proxy's?): log in or check baseUrl", { status: response.status });
+      throw unexpected(response, method + " " + url, "JSON", "log in or check baseUrl");
     }
     try {
       return await response.json();
@@ -653,11 +658,7 @@ class Session {
           error = await errorOf(response);
         } else if (!/^text\/event-stream\s*(;|$)/i.test(type)) {
           // a login page a redirect led to, a proxy's page: asking again would answer the same
-          error = new A2Error("UNEXPECTED_RESPONSE", "the stream answered " + response.status + " with "
-            + (type || "no Content-Type") + ", not text/event-stream" + (response.redirected ? ", after a redirect to "
-            + response.url : "") + " (a login page? a proxy's?): log in or check baseUrl, then call reconnect()",
-          { status: response.status });
-          response.body?.cancel().catch(() => {});
+          error = unexpected(response, "the stream", "text/event-stream", "log in or check baseUrl, then call reconnect()");
         } else {
           this.setStatus("live");
           // the back-off starts again once the stream delivered something, not when it merely answered

@@ -143,10 +143,15 @@ public final class PresenceFeeds implements AutoCloseable {
 		/** Reads the presence now (on a store thread), the latest read from then on. */
 		PresenceSnapshot readNow() {
 			PresenceSnapshot read = PresenceFeeds.this.reader.apply(this.key.contract(), this.key.session());
-			synchronized (this) {
-				this.snapshot = read;
-			}
+			keep(read);
 			return read;
+		}
+
+		/** Keeps a read as the latest; answers the one it replaces. */
+		private synchronized @Nullable PresenceSnapshot keep(PresenceSnapshot read) {
+			PresenceSnapshot before = this.snapshot;
+			this.snapshot = read;
+			return before;
 		}
 
 		void wake() {
@@ -157,11 +162,7 @@ public final class PresenceFeeds implements AutoCloseable {
 		@Override
 		boolean read() {
 			PresenceSnapshot read = PresenceFeeds.this.reader.apply(this.key.contract(), this.key.session());
-			synchronized (this) {
-				boolean changed = !read.equals(this.snapshot);
-				this.snapshot = read;
-				return changed;
-			}
+			return !read.equals(keep(read));
 		}
 
 	}

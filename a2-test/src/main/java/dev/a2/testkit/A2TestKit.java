@@ -143,7 +143,7 @@ public final class A2TestKit {
 			// refused a claim or a scheduled task's delivery (the drainer logs those and goes on), and the next
 			// round gets it. A session whose lane waits behind a dead letter is found due by every sweep and
 			// claims nothing, but its work is not runnable.
-			if (journal().size() == runsBefore && !refused && !runnableNow(server)) {
+			if (journal().size() == runsBefore && !refused && !runnableNow()) {
 				return this;
 			}
 			if (System.nanoTime() - deadline > 0) {
@@ -152,13 +152,10 @@ public final class A2TestKit {
 		}
 	}
 
-	/** Whether work may run at the virtual now (as {@link A2TestKitAssert#isQuiet()} sees it). */
-	private boolean runnableNow(A2Server server) {
-		Instant now = this.clock.instant();
+	/** Whether work may run at the virtual now; {@code true} when the store cannot tell. */
+	private boolean runnableNow() {
 		try {
-			return server.upcomingWork(1000)
-				.stream()
-				.anyMatch((work) -> work.runnableAt() != null && !work.runnableAt().isAfter(now));
+			return !runnable().isEmpty();
 		}
 		catch (A2Exception ex) {
 			if (ex.code() != ErrorCode.STORE_UNAVAILABLE) {
@@ -166,6 +163,15 @@ public final class A2TestKit {
 			}
 			return true;
 		}
+	}
+
+	/** The work that may run at the virtual now: not dead, not blocked, past its back-off and lease. */
+	List<WorkStore.Upcoming> runnable() {
+		Instant now = this.clock.instant();
+		return server().upcomingWork(1000)
+			.stream()
+			.filter((work) -> work.runnableAt() != null && !work.runnableAt().isAfter(now))
+			.toList();
 	}
 
 	/**
