@@ -986,7 +986,7 @@ class SocketLine {
           if (e instanceof A2Error && !e.retryable) {
             for (const group of this.sessions.values()) for (const view of group.views) view.setStatus("error", e);
             this.sessions.clear();
-            this.client.sockets.delete(this.contract);
+            this.forget();
             return;
           }
         }
@@ -995,10 +995,18 @@ class SocketLine {
     await sleep(backoff(this.attempt++, this.client.backoff), this.client.controller.signal);
     if (this.client.closed) return;
     if (this.sessions.size === 0) {
-      this.client.sockets.delete(this.contract);
+      this.forget();
       return;
     }
     this.connect();
+  }
+
+  /**
+   * Takes this line out of its client, unless another took its place: a line whose last view closed while
+   * it waited to reconnect was closed then, and a view opened since has a line of its own, which stays.
+   */
+  forget() {
+    if (this.client.sockets.get(this.contract) === this) this.client.sockets.delete(this.contract);
   }
 
   /** Sends a frame if the socket is open and the frame is not of a size the server closed a socket for. */
@@ -1146,7 +1154,7 @@ class SocketLine {
     this.open = false;
     clearTimeout(this.idle);
     if (this.resolveOpened) this.resolveOpened(false);
-    if (this.client.sockets.get(this.contract) === this) this.client.sockets.delete(this.contract);
+    this.forget();
     if (this.socket) {
       const socket = this.socket;
       this.socket = null;

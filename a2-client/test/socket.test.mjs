@@ -2,7 +2,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import http from "node:http";
 import { createClient } from "../src/client.js";
-import { client, history, message, messages, next, NO_SERVER, NO_WEBSOCKET, PATIENCE, sent, sessionId, until } from "./support.mjs";
+import { client, eventually, history, message, messages, next, NO_SERVER, NO_WEBSOCKET, PATIENCE, sent, sessionId, until } from "./support.mjs";
 
 test("one socket carries many sessions, each view seeing only its own events", { skip: NO_SERVER || NO_WEBSOCKET }, async (t) => {
   let opened = 0;
@@ -115,4 +115,59 @@ test("over the socket, a server that answers 401 fails the view and rejects a pu
     await assert.rejects(a2.push("chat", "hall", [message("hi")]), { code: "UNAUTHORIZED", status: 401 });
     assert.deepEqual(seen.requests.filter((r) => r.startsWith("POST")),
       ["POST /a2/chat/sessions/lobby/events", "POST /a2/chat/sessions/hall/events"], "each push sent once, not retried");
+  });
+
+/** Sockets the test opens and drops as a network would; each answers a subscribe frame as a server does. */
+function droppableSockets() {
+  const opened = [];
+  class DroppableSocket {
+    constructor(url) {
+      this.url = url;
+      this.sent = [];
+      this.closed = false;
+      opened.push(this);
+    }
+    send(text) {
+      const frame = JSON.parse(text);
+      this.sent.push(frame);
+      if (frame.type === "subscribe") {
+        setTimeout(() => this.onmessage?.({ data: JSON.stringify({ type: "subscribed", session: frame.session }) }), 0);
+      }
+    }
+    close() {
+      this.closed = true;
+    }
+    open() {
+      this.onopen?.();
+    }
+    drop() {
+      this.onclose?.({ code: 1006 });
+    }
+  }
+  return { DroppableSocket, opened };
+}
+
+test("a view closed while its socket waits to reconnect leaves the socket of a view opened meanwhile in charge",
+  { timeout: PATIENCE }, async (t) => {
+    const { DroppableSocket, opened } = droppableSockets();
+    const a2 = createClient({ baseUrl: "http://127.0.0.1:9/a2", transport: "socket", WebSocket: DroppableSocket,
+      backoff: { initial: 100, max: 100 } });
+    t.after(() => a2.close());
+    const lobby = a2.session("chat", "lobby");
+    opened[0].open();
+    await until(lobby, (v) => v.status === "live", "the lobby live");
+    opened[0].drop();   // the server restarts: the socket waits out its back-off before it connects again
+    lobby.close();      // the page leaves the lobby meanwhile, and opens another room
+    const hall = a2.session("chat", "hall");
+    await eventually(() => opened.length === 2, "a socket for the hall");
+    opened[1].open();
+    await until(hall, (v) => v.status === "live", "the hall live");
+    // the closed lobby's socket ends its back-off with nothing to reconnect for
+    await new Promise((resolve) => setTimeout(resolve, 300));
+
+    hall.close();
+    assert.ok(opened[1].closed || opened[1].sent.some((f) => f.type === "unsubscribe" && f.session === "hall"),
+      "closing the hall ends its subscription; frames sent: " + JSON.stringify(opened[1].sent));
+    a2.close();
+    assert.deepEqual(opened.map((s) => s.closed), [true, true], "a closed client leaves no socket open");
   });

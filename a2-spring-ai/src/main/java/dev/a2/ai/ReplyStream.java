@@ -28,6 +28,7 @@ import org.springframework.ai.chat.messages.ToolResponseMessage;
 import org.springframework.ai.chat.metadata.Usage;
 import org.springframework.ai.chat.model.ChatResponse;
 import org.springframework.ai.chat.model.Generation;
+import org.springframework.ai.chat.prompt.ChatOptions;
 import org.springframework.ai.chat.prompt.Prompt;
 import org.springframework.ai.model.tool.ToolCallingChatOptions;
 import org.springframework.ai.tool.ToolCallback;
@@ -138,9 +139,9 @@ public final class ReplyStream {
 			}
 			messages.addAll(conversation.messages());
 			StringBuilder text = new StringBuilder();
+			ChatOptions options = options(assistant);
 			while (true) {
-				Prompt prompt = new Prompt(List.copyOf(messages),
-						ToolCallingChatOptions.builder().toolCallbacks(assistant.tools()).build());
+				Prompt prompt = new Prompt(List.copyOf(messages), options);
 				Step step = streamStep(context, assistant.model().stream(prompt), writer);
 				text.append(step.text);
 				if (step.ending != ReplyOutcome.Ending.COMPLETED || step.toolCalls.isEmpty()) {
@@ -209,6 +210,20 @@ public final class ReplyStream {
 		// the conversation as of the trigger, with every answer given since: an approval pushed with this one
 		// (an "approve all") was answered by the run before, after this trigger
 		return othersWait ? null : conversation.withAnswersFrom(after);
+	}
+
+	/**
+	 * The options of the assistant's model calls: the model's own, with the assistant's tools, as
+	 * Spring AI's {@code ChatClient} makes them. A provider reads only options of its own type (OpenAI's
+	 * model casts them to {@code OpenAiChatOptions}, and fails the call otherwise), and its own carry
+	 * the model name and settings it was configured with.
+	 */
+	private static ChatOptions options(Assistant assistant) {
+		ChatOptions.Builder<?> own = assistant.model().getOptions().mutate();
+		if (own instanceof ToolCallingChatOptions.Builder<?> tools) {
+			return tools.toolCallbacks(assistant.tools()).build();
+		}
+		return ToolCallingChatOptions.builder().toolCallbacks(assistant.tools()).build();
 	}
 
 	private static String runTool(Assistant assistant, String name, String arguments) {

@@ -21,10 +21,12 @@ import org.junit.jupiter.api.Test;
 import org.springframework.ai.chat.messages.AssistantMessage;
 import org.springframework.ai.chat.messages.Message;
 import org.springframework.ai.chat.messages.ToolResponseMessage;
+import org.springframework.ai.chat.model.ChatModel;
 import org.springframework.ai.tool.ToolCallback;
 import org.springframework.ai.tool.definition.ToolDefinition;
 
 import static dev.a2.ai.AiTestSupport.ofType;
+import static dev.a2.ai.AiTestSupport.storedReply;
 import static dev.a2.ai.AiTestSupport.types;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -42,7 +44,7 @@ class ToolApprovalIntegrationTests {
 		this.support.close();
 	}
 
-	private Consumer assistant(ScriptedModel model) {
+	private Consumer assistant(ChatModel model) {
 		ReplyStream replies = new ReplyStream(ReplySettings.DEFAULTS);
 		Assistant assistant = Assistant.builder(model)
 			.system("You help with orders.")
@@ -96,6 +98,24 @@ class ToolApprovalIntegrationTests {
 		assertThat(memory).extracting((message) -> message.getMessageType().getValue())
 			.containsExactly("user", "assistant", "tool", "assistant", "tool", "assistant");
 		assertThat(memory.get(memory.size() - 1).getText()).isEqualTo("Your refund is done.");
+	}
+
+	@Test
+	void aProvidersModelIsSentTheAssistantsToolsWithTheModelsOwnOptionsAndItsAnswerCompletes() throws Exception {
+		// OpenAI's model reads only OpenAiChatOptions: other options fail every call before it is sent
+		try (OpenAiStandIn openAi = new OpenAiStandIn("Hello", " there")) {
+			A2Server server = this.support.server(assistant(openAi.model()));
+			Session session = server.session("chat", "provider");
+			long replyTo = session.append(NewEvent.of("message.sent", new MessageSent("hi"))).get(0).index();
+			await().atMost(Duration.ofSeconds(20))
+				.until(() -> types(session).contains(AiEvents.REPLY_COMPLETED) || types(session).contains(AiEvents.REPLY_FAILED));
+
+			assertThat(ofType(session, AiEvents.REPLY_FAILED)).as("the reply did not fail").isEmpty();
+			assertThat(storedReply(session, replyTo)).isEqualTo("Hello there");
+			assertThat(openAi.requests).singleElement().satisfies((request) -> assertThat(request)
+				.as("the model the model's options name, and the assistant's tools")
+				.contains("\"model\":\"gpt-4o-mini\"", "\"name\":\"lookup\"", "\"name\":\"refund\""));
+		}
 	}
 
 	@Test

@@ -25,7 +25,7 @@ import org.jspecify.annotations.Nullable;
  * <pre>{@code
  * ConsumerRun run = ConsumerRun.of(chat, assistant).given(NewEvent.of("message.sent", earlier));
  * Object returned = run.run(NewEvent.of("message.sent", new MessageSent("hi @assistant", "ann", "t1")));
- * assertThat(run.appended()).extracting(Event::type).containsOnly("reply.delta");
+ * assertThat(run.appended()).extracting(Event::type).containsOnly("reply.delta", "reply.completed");
  * }</pre>
  */
 public final class ConsumerRun {

@@ -16,7 +16,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * The Java the documentation shows is code that compiles, shown verbatim (tabs as four spaces): the
  * README's new application is {@code com.example.shop.ShopApplication} of this module's tests, which
  * {@code ShopApplicationIntegrationTests} runs; the blocks of docs/web.md are the tagged regions of
- * {@link WebPageSnippets}; the README's consumer test is the sample's {@code DeliveryTests}. The README also names the Spring Boot, Java and A2 versions the build uses.
+ * {@link WebPageSnippets}; the README's consumer test is the sample's {@code DeliveryTests}; docs/testing.md's unit test is a region of {@code AssistantConsumerTests}. The README also names the Spring Boot, Java and A2 versions the build uses.
  */
 class DocumentationSnippetsTests {
 
@@ -52,6 +52,14 @@ class DocumentationSnippetsTests {
 		assertThat(blocks).as("a ```java block of README.md equal to the region 'readme' of dev.a2.sample.DeliveryTests")
 			.contains(region(Files.readString(ROOT.resolve("sample-app/src/test/java/dev/a2/sample/DeliveryTests.java")),
 					"readme"));
+	}
+
+	@Test
+	void theTestingPageShowsItsUnitTestAsItRuns() throws IOException {
+		assertThat(javaBlocks(ROOT.resolve("docs/testing.md")))
+			.as("a ```java block of docs/testing.md equal to the region 'testing-page' of dev.a2.sample.AssistantConsumerTests")
+			.contains(region(Files.readString(ROOT.resolve("sample-app/src/test/java/dev/a2/sample/AssistantConsumerTests.java")),
+					"testing-page"));
 	}
 
 	@Test

@@ -6,6 +6,7 @@ import java.util.stream.Collectors;
 
 import dev.a2.A2Exception;
 import dev.a2.Consumer;
+import dev.a2.Contract;
 import dev.a2.ErrorCode;
 import dev.a2.Event;
 import dev.a2.NewEvent;
@@ -38,6 +39,21 @@ class AssistantConsumerTests {
 
 		assertThat(text(this.run.appended())).isEqualTo(String.join("", AssistantConsumer.tokens(question)));
 		assertThat(this.run.appended()).extracting(Event::type).last().isEqualTo(AiEvents.REPLY_COMPLETED);
+	}
+
+	/** docs/testing.md's unit test, as the page shows it (DocumentationSnippetsTests keeps the two equal). */
+	@Test
+	void theTestingPagesUnitTestOfTheAssistantPasses() throws Exception {
+		Contract chatContract = new TourContract().chat();
+		Consumer assistant = this.assistant;
+		// tag::testing-page[]
+		ConsumerRun run = ConsumerRun.of(chatContract, assistant);
+		run.run(NewEvent.of("message.sent", new MessageSent("@assistant hi", "ann", "ann")));
+		assertThat(run.appended()).extracting(Event::type).containsOnly("reply.delta", "reply.completed");
+		assertThat(run.returned()).isEmpty();          // ReplyStream appends the reply's end itself
+		run.rerun();                                   // as after a crash: the reply ended, nothing new
+		assertThat(run.appended()).isEmpty();
+		// end::testing-page[]
 	}
 
 	@Test
