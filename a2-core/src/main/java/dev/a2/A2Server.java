@@ -199,7 +199,7 @@ public final class A2Server implements AutoCloseable {
 		WorkStore work = this.work;
 		if (this.deliversSchedules && work != null) {
 			// no consumers, so no drainer, but what the application scheduled is due all the same
-			ScheduledDeliveries.deliverDue(work, this.clock.instant(), this::deliver, () -> this.closed);
+			ScheduledDeliveries.deliverDue(work, this.clock.instant(), this.contracts.keySet(), this::deliver, () -> this.closed);
 		}
 		return (this.drainer != null) ? this.drainer.sweep() : 0;
 	}

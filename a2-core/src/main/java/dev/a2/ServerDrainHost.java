@@ -47,6 +47,11 @@ final class ServerDrainHost implements DrainHost {
 	}
 
 	@Override
+	public Collection<String> contracts() {
+		return this.server.contracts().stream().map(Contract::name).toList();
+	}
+
+	@Override
 	public @Nullable Consumer consumer(String contract, String name) {
 		return this.server.consumer(contract, name);
 	}

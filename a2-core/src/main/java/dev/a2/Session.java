@@ -491,6 +491,12 @@ public final class Session {
 	 * the same {@code name} again before the next clear is a no-op; a clear cancels the task.
 	 */
 	public void schedule(String name, Instant at, NewEvent... events) {
+		for (int i = 0; i < events.length; i++) {
+			if (events[i] != null && events[i].id() != null) {
+				// §4 as for an append: the UUIDv5 shape is kept for the ids A2 derives (the task's events get one)
+				eventId(events[i].id(), "events[" + i + "]", false);
+			}
+		}
 		int clearIndex = currentClearIndex();
 		String id = DerivedIds.schedule(this.contract.name(), this.id, "", name, clearIndex, null);
 		scheduleTask(id, at, Arrays.asList(events), null, false, clearIndex);

@@ -15,6 +15,7 @@ import org.junit.jupiter.api.Test;
 import static dev.a2.TestContracts.message;
 import static dev.a2.TestContracts.note;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 /**
@@ -129,6 +130,35 @@ class ConsumerLaneIntegrationTests {
 
 		assertThat(reached).isEqualTo(2);
 		assertThat(seen).as("events the consumer ran before consume answered %d", reached).containsExactly(1L, 2L);
+	}
+
+	/**
+	 * §5.2: consume through an index answers once the cursor is past it. A user's reaction (a type the
+	 * projection does not take) is consumed through, though the projection is dead-lettered on a later
+	 * message somebody else sent: that head is not in what was asked for.
+	 */
+	@Test
+	void consumeThroughAnIndexIgnoresADeadLetterOnALaterEvent() {
+		Consumer projection = Consumer.builder("chat", "projection")
+			.types("message.sent")
+			.lane(Lane.fixed("projection"))
+			.run((context) -> {
+				if (context.event().payload(MessageSent.class).text().equals("poison")) {
+					throw new NonRetriableException("cannot project it");
+				}
+				return null;
+			});
+		A2Server server = this.support.server(projection);
+		Session session = server.session("chat", A2TestSupport.newSessionId());
+		session.append(message("hello"));
+		long reaction = session.append(note("thumbs up")).get(0).index();
+		session.append(message("poison"));
+		await().atMost(Duration.ofSeconds(20)).until(() -> !server.deadLetters("chat", session.id(), "projection", 10).isEmpty());
+
+		assertThat(session.consume("projection", reaction)).isEqualTo(reaction);
+		assertThatThrownBy(() -> session.consume("projection")).isInstanceOf(A2Exception.class)
+			.extracting((ex) -> ((A2Exception) ex).code())
+			.isEqualTo(ErrorCode.CONSUMER_DEAD_LETTERED);
 	}
 
 	/**

@@ -19,6 +19,7 @@ import dev.a2.TestContracts.Note;
 import dev.a2.store.DeadLetter;
 import dev.a2.test.HeldRows;
 import io.micrometer.observation.tck.TestObservationRegistryAssert;
+import jakarta.validation.constraints.NotBlank;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -634,6 +635,57 @@ class DrainIntegrationTests {
 		this.support.clock.advance(Duration.ofHours(1));
 		server.sweep();
 		assertThat(idle.history(0, 10).events()).as("events after the scheduled clear was due").isEmpty();
+		assertThat(this.support.count("SELECT count(*) FROM a2_schedule")).isZero();
+	}
+
+	public record SignedNote(@NotBlank String text, @NotBlank String by) {
+	}
+
+	/**
+	 * §7: each task is delivered once due. A reminder the previous deployment scheduled, whose note no
+	 * longer binds to the contract as deployed now, and a task of another application's contract on
+	 * the same database are the oldest due; the tasks after them are delivered all the same, and
+	 * neither of those two is lost.
+	 */
+	@Test
+	void aScheduledTaskThatCannotBeDeliveredDoesNotHoldUpTheOthers() {
+		Instant now = this.support.clock.instant();
+		A2Server previous = this.support.server();
+		Session old = previous.session("chat", A2TestSupport.newSessionId());
+		old.schedule("reminder", now.plus(Duration.ofMinutes(1)), note("from before notes were signed"));
+		Contract billing = Contract.builder("billing").event("note", Note.class).build();
+		A2Server other = A2Server.builder().dataSource(this.support.dataSource).contract(billing).clock(this.support.clock).build();
+		Session invoice = other.session("billing", A2TestSupport.newSessionId());
+		invoice.schedule("dunning", now.plus(Duration.ofMinutes(1)), note("pay up"));
+		Session fresh = previous.session("chat", A2TestSupport.newSessionId());
+		fresh.schedule("greeting", now.plus(Duration.ofMinutes(2)), message("hello"));
+
+		Contract signedNotes = Contract.builder("chat")
+			.event("message.sent", MessageSent.class)
+			.event("note", SignedNote.class)
+			.build();
+		A2Server current = A2Server.builder()
+			.dataSource(this.support.dataSource)
+			.contract(signedNotes)
+			.clock(this.support.clock)
+			.payloadValidator(new BeanValidationPayloadValidator(A2TestSupport.validator()))
+			.build();
+		this.support.clock.advance(Duration.ofMinutes(3));
+		try (LogCapture log = new LogCapture()) {
+			current.sweep();
+			assertThat(fresh.history(0, 10).events()).extracting(Event::type).containsExactly("message.sent");
+			assertThat(old.history(0, 10).events()).isEmpty();
+			assertThat(log.lines("Could not deliver scheduled task")).hasSize(1)
+				.allSatisfy((line) -> assertThat(line).contains(old.id()));
+		}
+
+		other.sweep();
+		assertThat(invoice.history(0, 10).events()).extracting(Event::type).containsExactly("note");
+		// the failed task is tried again a minute later, by an instance that can deliver it
+		this.support.clock.advance(Duration.ofMinutes(1));
+		previous.sweep();
+		assertThat(old.history(0, 10).events()).extracting((e) -> e.payload(Note.class).text())
+			.containsExactly("from before notes were signed");
 		assertThat(this.support.count("SELECT count(*) FROM a2_schedule")).isZero();
 	}
 

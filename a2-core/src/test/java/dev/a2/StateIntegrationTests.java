@@ -1,6 +1,7 @@
 package dev.a2;
 
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Random;
 
@@ -179,6 +180,37 @@ class StateIntegrationTests {
 
 		assertThat(snapshotIndexes(session.id(), "count")).isEmpty();
 		assertThat(session.state("count").state()).isEqualTo(0);
+	}
+
+	public record Vote(String option) {
+	}
+
+	public record Poll(LinkedHashMap<String, Integer> votes) {
+	}
+
+	/**
+	 * §8: a read from a snapshot answers the state a fold from the start gives, down to the order of a
+	 * map's keys: a poll lists its options in the order they were first voted for, on every instance.
+	 */
+	@Test
+	void stateReadFromASnapshotKeepsTheOrderOfAMapsKeys() {
+		Contract polls = Contract.builder("polls")
+			.event("vote", Vote.class)
+			.reducer("poll", Reducer.of(Poll.class, new Poll(new LinkedHashMap<>()), (poll, event) -> {
+				poll.votes().merge(event.payload(Vote.class).option(), 1, Integer::sum);
+				return poll;
+			}))
+			.build();
+		A2Server server = A2Server.builder().dataSource(this.dataSource).contract(polls).snapshotEvery(3).stateCacheSize(0).build();
+		Session session = server.session("polls", A2TestSupport.newSessionId());
+		session.append(NewEvent.of("vote", new Vote("pizza")), NewEvent.of("vote", new Vote("cola")),
+				NewEvent.of("vote", new Vote("garlic bread")));
+
+		Poll folded = session.state("poll", Poll.class).state();
+		assertThat(snapshotIndexes(session.id(), "poll")).containsExactly(3L);
+		Poll fromSnapshot = session.state("poll", Poll.class).state();
+		assertThat(folded.votes().keySet()).containsExactly("pizza", "cola", "garlic bread");
+		assertThat(fromSnapshot.votes().keySet()).containsExactly("pizza", "cola", "garlic bread");
 	}
 
 	private A2Server server(int snapshotEvery, int cacheSize) {

@@ -169,10 +169,13 @@ class ValidationIntegrationTests {
 	}
 
 	@Test
-	void scheduleOfAnUnknownTypeOrOfNoEventsStoresNoTask() {
+	void scheduleOfAnUnknownTypeNoEventsOrAReservedIdStoresNoTask() {
 		assertRejected(() -> this.session.schedule("later", Instant.now(), NewEvent.of("nope", "x")),
 				"events[0].type 'nope' is not an event type");
 		assertRejected(() -> this.session.schedule("later", Instant.now()), "events must be a non-empty list");
+		assertRejected(() -> this.session.schedule("later", Instant.now(),
+				NewEvent.of("note", new TestContracts.Note("x"), DerivedIds.returnedEvent("trigger", 0, "echo"))),
+				"events[0].id is shaped like a UUIDv5");
 		assertThat(JdbcClient.create(this.dataSource)
 			.sql("SELECT count(*) FROM a2_schedule WHERE session_id = ?")
 			.param(this.session.id())

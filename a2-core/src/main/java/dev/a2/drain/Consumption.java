@@ -89,6 +89,11 @@ final class Consumption {
 					// every matching event through the goal is processed
 					return goal;
 				}
+				if (cursor.failedIndex() != null && cursor.failedIndex() > goal) {
+					// the event the cursor failed on (dead, or waiting out its back-off) is its next one, after the
+					// goal: every matching event through the goal is processed, and what comes later is not asked for
+					return goal;
+				}
 				if (cursor.dead()) {
 					throw new A2Exception(ErrorCode.CONSUMER_DEAD_LETTERED, "consumer '" + consumerName
 							+ "' is dead-lettered at event " + cursor.failedIndex() + " of session '" + session

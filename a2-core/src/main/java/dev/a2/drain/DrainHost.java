@@ -1,6 +1,7 @@
 package dev.a2.drain;
 
 import java.time.Clock;
+import java.util.Collection;
 import java.util.List;
 
 import dev.a2.A2Exception;
@@ -28,6 +29,9 @@ public interface DrainHost {
 	SessionChanges changes();
 
 	List<Consumer> consumers();
+
+	/** The names of the contracts the server registers (whose scheduled tasks it delivers). */
+	Collection<String> contracts();
 
 	@Nullable Consumer consumer(String contract, String name);
 

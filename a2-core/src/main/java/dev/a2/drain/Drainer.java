@@ -193,7 +193,7 @@ public final class Drainer {
 						this.backfilledThrough.getOrDefault(ref, ""), this.settings.sweepBatch()));
 			}
 		}
-		ScheduledDeliveries.deliverDue(this.work, now, this.host::deliver, this.loops::stopping);
+		ScheduledDeliveries.deliverDue(this.work, now, this.host.contracts(), this.host::deliver, this.loops::stopping);
 		List<SessionRef> due = this.work.sessionsWithDueWork(now, this.consumerRefs, this.settings.sweepBatch());
 		due.forEach((s) -> request(s.contract(), s.session()));
 		return due.size();

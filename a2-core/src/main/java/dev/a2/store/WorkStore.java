@@ -124,12 +124,18 @@ public interface WorkStore {
 	void schedule(ScheduledTask task);
 
 	/**
-	 * Takes one due task (skipping tasks other instances are taking) and runs {@code delivery} in the
-	 * same transaction, so that it is delivered exactly once. That transaction holds the task's
-	 * session's row, as an append does, so the session does not change under the delivery.
+	 * Takes one due task of {@code contracts} (skipping tasks other instances are taking) and runs
+	 * {@code delivery} in the same transaction, so that it is delivered exactly once. That transaction
+	 * holds the task's session's row, as an append does, so the session does not change under the
+	 * delivery. A delivery that throws leaves the task stored.
+	 * @param contracts the contracts whose tasks the caller delivers: the tasks of others (another
+	 * application's, on a shared database) are left to them
 	 * @return whether a task was taken
 	 */
-	boolean deliverDue(Instant now, java.util.function.Consumer<ScheduledTask> delivery);
+	boolean deliverDue(Instant now, Collection<String> contracts, java.util.function.Consumer<ScheduledTask> delivery);
+
+	/** Makes a stored task due at {@code at} instead: one whose delivery failed, so that the tasks after it go on. */
+	void postpone(ScheduledTask task, Instant at);
 
 	/** A session by contract and id. */
 	record SessionRef(String contract, String session) {

@@ -228,8 +228,13 @@ final class MemoryStores implements EventStore, SnapshotStore, WorkStore {
 	}
 
 	@Override
-	public boolean deliverDue(Instant now, Consumer<ScheduledTask> delivery) {
+	public boolean deliverDue(Instant now, Collection<String> contracts, Consumer<ScheduledTask> delivery) {
 		return false;
+	}
+
+	@Override
+	public void postpone(ScheduledTask task, Instant at) {
+		// no tasks here: none is delivered
 	}
 
 	private static final class Log {

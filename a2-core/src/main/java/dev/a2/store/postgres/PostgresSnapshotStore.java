@@ -86,7 +86,7 @@ public final class PostgresSnapshotStore implements SnapshotStore {
 	private static String rows(int count) {
 		StringJoiner rows = new StringJoiner(", ");
 		for (int i = 0; i < count; i++) {
-			rows.add("(:contract, :session, :reducer, :index" + i + ", CAST(:state" + i + " AS jsonb))");
+			rows.add("(:contract, :session, :reducer, :index" + i + ", CAST(:state" + i + " AS json))");
 		}
 		return rows.toString();
 	}

@@ -501,7 +501,11 @@ public final class PostgresWorkStore implements WorkStore {
 
 	/** Tasks due now, oldest first: a read, which locks nothing; {@link #TAKE} takes one. */
 	private static final String DUE_TASKS = """
-			SELECT contract, session_id, id FROM a2_schedule WHERE due_at <= :now ORDER BY due_at LIMIT :limit""";
+			SELECT contract, session_id, id FROM a2_schedule WHERE due_at <= :now AND contract = ANY(:contracts)
+			ORDER BY due_at LIMIT :limit""";
+
+	private static final String POSTPONE = """
+			UPDATE a2_schedule SET due_at = :dueAt WHERE contract = :contract AND session_id = :session AND id = :id""";
 
 	/**
 	 * Locks the row of a task's session before the task: its delivery appends to the session or
@@ -1009,10 +1013,11 @@ public final class PostgresWorkStore implements WorkStore {
 	}
 
 	@Override
-	public boolean deliverDue(Instant now, Consumer<ScheduledTask> delivery) {
+	public boolean deliverDue(Instant now, Collection<String> contracts, Consumer<ScheduledTask> delivery) {
 		return StoreFailures.guard(() -> {
 			List<TaskKey> due = this.jdbc.sql(DUE_TASKS)
 				.param("now", time(now))
+				.param("contracts", SqlArrays.of("text", contracts.toArray()))
 				.param("limit", DUE_TASKS_READ)
 				.query((rs, row) -> new TaskKey(rs.getString("contract"), rs.getString("session_id"), rs.getString("id")))
 				.list();
@@ -1043,6 +1048,16 @@ public final class PostgresWorkStore implements WorkStore {
 			}
 			return false;
 		});
+	}
+
+	@Override
+	public void postpone(ScheduledTask task, Instant at) {
+		StoreFailures.guard(() -> this.transactions.execute((status) -> this.jdbc.sql(POSTPONE)
+			.param("dueAt", time(at))
+			.param("contract", task.contract())
+			.param("session", task.session())
+			.param("id", task.id())
+			.update()));
 	}
 
 	private record TaskKey(String contract, String session, String id) {
