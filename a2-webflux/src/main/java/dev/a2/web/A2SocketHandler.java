@@ -43,7 +43,7 @@ public final class A2SocketHandler implements WebSocketHandler {
 			.getPrincipal()
 			.map(Optional::of)
 			.defaultIfEmpty(Optional.empty())
-			.flatMap((caller) -> new SocketConnection(this.shared, socket, contract, caller.orElse(null)).run());
+			.flatMap((caller) -> new SocketConnection(this.shared, socket, contract, Access.caller(caller.orElse(null))).run());
 	}
 
 	/**

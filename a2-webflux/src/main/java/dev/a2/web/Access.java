@@ -11,12 +11,18 @@ import dev.a2.PresenceWrite;
 import dev.a2.Session;
 import org.jspecify.annotations.Nullable;
 
+import org.springframework.security.authentication.AnonymousAuthenticationToken;
+import org.springframework.util.ClassUtils;
+
 /**
  * Opens the session a caller asks for, in the order that tells a stranger nothing: the authorizer
  * first, then whether the contract and session exist, then the rules no authorizer lifts (server-only
  * event types, presence as oneself). Blocks when the authorizer does: call it on a store thread.
  */
 final class Access {
+
+	private static final boolean SPRING_SECURITY = ClassUtils.isPresent(
+			"org.springframework.security.authentication.AnonymousAuthenticationToken", Access.class.getClassLoader());
 
 	private final A2Server server;
 
@@ -48,6 +54,25 @@ final class Access {
 					+ caller.getName() + "', not as '" + presence.participant() + "'");
 		}
 		return session;
+	}
+
+	/**
+	 * The caller of a request or socket: its principal, or {@code null} when it is anonymous. Spring
+	 * Security's anonymous authentication ({@code ServerHttpSecurity.anonymous()}) is a principal named
+	 * {@code anonymousUser}, but no one: refused, it is told to log in (401), never that
+	 * "anonymousUser" may not (403), and it does not write presence as a participant of that name.
+	 */
+	static @Nullable Principal caller(@Nullable Principal principal) {
+		return (principal != null && SPRING_SECURITY && SpringSecurity.isAnonymous(principal)) ? null : principal;
+	}
+
+	/** Spring Security's types, loaded only when it is present. */
+	private static final class SpringSecurity {
+
+		static boolean isAnonymous(Principal principal) {
+			return principal instanceof AnonymousAuthenticationToken;
+		}
+
 	}
 
 	/** Asks the authorizer, and turns a refusal into the error a caller sees. */

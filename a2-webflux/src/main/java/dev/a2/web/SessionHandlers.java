@@ -142,7 +142,7 @@ final class SessionHandlers {
 		return request.principal()
 			.map(Optional::of)
 			.defaultIfEmpty(Optional.empty())
-			.flatMap((caller) -> Mono.fromCallable((Callable<String>) () -> work.run(caller.orElse(null)))
+			.flatMap((caller) -> Mono.fromCallable((Callable<String>) () -> work.run(Access.caller(caller.orElse(null))))
 				.subscribeOn(this.scheduler))
 			.flatMap((json) -> ServerResponse.ok().contentType(MediaType.APPLICATION_JSON).body(utf8(json)));
 	}
@@ -153,8 +153,19 @@ final class SessionHandlers {
 			.writeWith(Mono.just(message.bufferFactory().wrap(json.getBytes(StandardCharsets.UTF_8))));
 	}
 
-	/** The body's bytes, refused past the limit before it is all read. */
+	/**
+	 * The body's bytes, refused past the limit before it is all read, and refused unless it is sent as
+	 * JSON: a page of another site can send {@code text/plain}, a form or an untyped body with the
+	 * user's cookies and no CORS preflight, where {@code application/json} needs one the browser
+	 * refuses; so such a body never pushes, even where the application's CSRF protection does not
+	 * cover A2's routes.
+	 */
 	private Mono<byte[]> body(ServerRequest request) {
+		MediaType type = request.headers().contentType().orElse(null);
+		if (!isJson(type)) {
+			return Mono.error(new A2Exception(ErrorCode.INVALID_PAYLOAD, "the body must be sent as Content-Type: "
+					+ "application/json, was " + ((type != null) ? "'" + type + "'" : "none")));
+		}
 		long length = request.headers().contentLength().orElse(-1);
 		if (length > this.wire.limits().maxBytes()) {
 			return Mono.error(this.wire.tooLarge("the body", length));
@@ -167,6 +178,12 @@ final class SessionHandlers {
 				return bytes;
 			})
 			.defaultIfEmpty(new byte[0]);
+	}
+
+	/** {@code application/json} or a JSON type such as {@code application/problem+json}, with any parameters. */
+	private static boolean isJson(@Nullable MediaType type) {
+		return type != null && "application".equalsIgnoreCase(type.getType())
+				&& ("json".equalsIgnoreCase(type.getSubtype()) || "json".equalsIgnoreCase(type.getSubtypeSuffix()));
 	}
 
 	static long longParam(ServerRequest request, String name, long absent) {

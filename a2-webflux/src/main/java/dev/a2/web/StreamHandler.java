@@ -74,7 +74,7 @@ final class StreamHandler {
 			.map(Optional::of)
 			.defaultIfEmpty(Optional.empty())
 			.flatMap((caller) -> Mono.fromCallable(() -> {
-				Session session = this.access.open(caller.orElse(null), A2Access.of(A2Permission.READ, contract, id));
+				Session session = this.access.open(Access.caller(caller.orElse(null)), A2Access.of(A2Permission.READ, contract, id));
 				if (reducer != null) {
 					session.contract().reducer(reducer);
 				}

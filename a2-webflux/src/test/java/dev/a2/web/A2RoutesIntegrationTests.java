@@ -261,7 +261,7 @@ class A2RoutesIntegrationTests {
 		String empty = error(this.http.post().uri("/a2/chat/sessions/malformed/events")
 			.contentType(MediaType.APPLICATION_JSON).exchange(), 400, "INVALID_PAYLOAD");
 		assertThat(empty).contains("empty");
-		String text = error(this.http.post().uri("/a2/chat/sessions/malformed/events").contentType(MediaType.TEXT_PLAIN)
+		String text = error(this.http.post().uri("/a2/chat/sessions/malformed/events").contentType(MediaType.APPLICATION_JSON)
 			.bodyValue("hello").exchange(), 400, "INVALID_PAYLOAD");
 		assertThat(text).contains("not valid JSON");
 		assertNothingStored(this.http, "malformed");

@@ -306,6 +306,38 @@ class HostileInputIntegrationTests {
 	}
 
 	@Test
+	void aBodyNotSentAsJsonIsRefusedAndNothingIsStored() throws IOException {
+		// what a page of another site sends with the user's cookies and no CORS preflight: text, a form, no type
+		String push = events(message("typed-1", "from another site"));
+		String presence = "{\"participant\":\"ann\",\"values\":{\"typing\":true}}";
+		for (MediaType type : List.of(MediaType.TEXT_PLAIN, MediaType.APPLICATION_FORM_URLENCODED,
+				MediaType.MULTIPART_FORM_DATA, MediaType.APPLICATION_OCTET_STREAM)) {
+			String message = error(this.http.post().uri("/a2/chat/sessions/typed/events").contentType(type)
+				.bodyValue(push.getBytes(StandardCharsets.UTF_8)).exchange(), 400, "INVALID_PAYLOAD");
+			assertThat(message).as("%s", type).contains("Content-Type").contains("application/json");
+			error(this.http.put().uri("/a2/chat/sessions/typed/presence").contentType(type)
+				.bodyValue(presence.getBytes(StandardCharsets.UTF_8)).exchange(), 400, "INVALID_PAYLOAD");
+		}
+		String untyped = "POST /a2/chat/sessions/typed/events HTTP/1.1\r\nHost: a2\r\nContent-Length: "
+				+ push.getBytes(StandardCharsets.UTF_8).length + "\r\n\r\n" + push;
+		try (Socket socket = new Socket("127.0.0.1", this.port)) {
+			socket.setSoTimeout(60_000);
+			socket.getOutputStream().write(untyped.getBytes(StandardCharsets.UTF_8));
+			socket.getOutputStream().flush();
+			assertThat(rawStatusLine(socket.getInputStream())).contains(" 400 ");
+		}
+		assertNothingStored(this.http, "typed");
+		assertThat(this.http.get().uri("/a2/chat/sessions/typed/presence").exchange().expectBody(String.class)
+			.returnResult().getResponseBody()).isEqualTo("{\"participants\":{}}");
+		// JSON by any of its names is taken
+		ok(this.http.post().uri("/a2/chat/sessions/typed/events").contentType(MediaType.parseMediaType("application/json;charset=UTF-8"))
+			.bodyValue(events(message("typed-2", "hi"))).exchange());
+		ok(this.http.post().uri("/a2/chat/sessions/typed/events").contentType(MediaType.parseMediaType("application/vnd.chat+json"))
+			.bodyValue(events(message("typed-3", "hi"))).exchange());
+		assertThat(indexes(history(this.http, "typed", ""))).containsExactly(1L, 2L);
+	}
+
+	@Test
 	void refusedRequestsLeaveTheirKeepAliveConnectionServingTheNext() throws IOException {
 		String body = events(message("k-1", "hi"));
 		String refusedPush = rawPost("/a2/chat/sessions/" + "x".repeat(257) + "/events", body);
