@@ -117,7 +117,7 @@ public final class RunSession {
 	 * {@code name}, so scheduling again from a re-run is a no-op; a clear of the session cancels it.
 	 */
 	public void schedule(String name, Duration delay, NewEvent... events) {
-		schedule(name, this.session.server().clock().instant().plus(delay), events);
+		schedule(name, this.session.dueAfter(delay), events);
 	}
 
 	/** Appends {@code events} at {@code at}, once across instances; a re-run scheduling again changes nothing. */
@@ -132,7 +132,7 @@ public final class RunSession {
 	public void scheduleClear(String name, Duration delay, @Nullable Long ifLastIndex) {
 		String id = DerivedIds.scheduleClear(this.session.contract().name(), this.session.id(), this.trigger.id(), name,
 				this.trigger.clearIndex(), ifLastIndex, this.consumer.name());
-		this.session.scheduleTask(id, this.session.server().clock().instant().plus(delay), List.of(), ifLastIndex, true,
+		this.session.scheduleTask(id, this.session.dueAfter(delay), List.of(), ifLastIndex, true,
 				this.trigger.clearIndex());
 	}
 

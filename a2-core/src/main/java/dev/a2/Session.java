@@ -1,5 +1,7 @@
 package dev.a2;
 
+import java.time.DateTimeException;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -518,11 +520,34 @@ public final class Session {
 	 * clear index is then still {@code clearIndex}: a clear cancels the tasks of the time before it,
 	 * whenever they are stored (a run of an event from before the clear may go on after it).
 	 */
-	void scheduleTask(String taskId, Instant at, List<NewEvent> events, @Nullable Long ifLastIndex, boolean clear,
+	/** The earliest instant a task may be due at: one in the past is delivered at the next sweep. */
+	static final Instant EARLIEST_DUE = Instant.parse("0001-01-01T00:00:00Z");
+
+	/** The latest instant a task may be due at. */
+	static final Instant LATEST_DUE = Instant.parse("9999-12-31T23:59:59Z");
+
+	/** The instant {@code delay} from now, refused when it is no instant a task may be due at. */
+	Instant dueAfter(Duration delay) {
+		if (delay == null) {
+			throw A2Exception.invalid("delay must not be null");
+		}
+		try {
+			return this.server.clock().instant().plus(delay);
+		}
+		catch (DateTimeException | ArithmeticException ex) {
+			throw A2Exception.invalid("delay must bring the task's instant to " + LATEST_DUE + " at the latest, was " + delay);
+		}
+	}
+
+	void scheduleTask(String taskId, @Nullable Instant at, List<NewEvent> events, @Nullable Long ifLastIndex, boolean clear,
 			int clearIndex) {
 		WorkStore work = this.server.work;
 		if (work == null) {
 			throw new IllegalStateException("scheduling needs a work store; build the A2Server with a DataSource");
+		}
+		if (at == null || at.isBefore(EARLIEST_DUE) || at.isAfter(LATEST_DUE)) {
+			// outside it PostgreSQL cannot store the instant, or the JDBC conversion throws a raw DateTimeException
+			throw A2Exception.invalid("at must be an instant from " + EARLIEST_DUE + " to " + LATEST_DUE + ", was " + at);
 		}
 		String payload = null;
 		if (!clear) {

@@ -184,6 +184,20 @@ class ValidationIntegrationTests {
 	}
 
 	@Test
+	void scheduleAtAnInstantNoTaskCanBeDueAtStoresNoTask() {
+		NewEvent note = NewEvent.of("note", new TestContracts.Note("x"));
+		assertRejected(() -> this.session.schedule("later", Instant.MAX, note), "at must be an instant from");
+		assertRejected(() -> this.session.schedule("later", Instant.MIN, note), "at must be an instant from");
+		assertRejected(() -> this.session.schedule("later", null, note), "was null");
+		assertRejected(() -> this.session.scheduleClear("later", Instant.MAX, null), "at must be an instant from");
+		assertThat(JdbcClient.create(this.dataSource)
+			.sql("SELECT count(*) FROM a2_schedule WHERE session_id = ?")
+			.param(this.session.id())
+			.query(Long.class)
+			.single()).isZero();
+	}
+
+	@Test
 	void badHistoryAndStateParameters() {
 		assertRejected(() -> this.session.history(-1, 10), "after must be 0 or more");
 		assertRejected(() -> this.session.history(0, 0), "limit must be 1-1000");
