@@ -5,6 +5,7 @@ import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 
@@ -15,6 +16,7 @@ import dev.a2.A2Server;
 import dev.a2.DrainActivity;
 import dev.a2.ErrorCode;
 import dev.a2.Session;
+import dev.a2.store.DeadLetter;
 import dev.a2.store.WorkStore;
 import org.jspecify.annotations.Nullable;
 
@@ -49,6 +51,12 @@ public final class A2TestKit {
 	private volatile @Nullable A2Server server;
 
 	private volatile Duration timeout = DEFAULT_TIMEOUT;
+
+	/**
+	 * The dead letters there were when the test began: the schema is the test class's, so its earlier
+	 * tests' dead letters are still stored, and are not this test's.
+	 */
+	private volatile Set<DeadLetter> earlierDeadLetters = Set.of();
 
 	A2TestKit(VirtualClock clock, FaultyDataSource dataSource, Supplier<A2Server> servers) {
 		this.clock = clock;
@@ -265,6 +273,20 @@ public final class A2TestKit {
 	public void reset() {
 		this.dataSource.refuseNext(0);
 		this.interceptor.reset();
+		this.earlierDeadLetters = Set.copyOf(allDeadLetters());
+	}
+
+	/**
+	 * The dead letters of this test, newest first: those there were when it began (of the class's
+	 * earlier tests, which share its schema) are left out, unless this test made them again.
+	 */
+	List<DeadLetter> deadLetters() {
+		Set<DeadLetter> earlier = this.earlierDeadLetters;
+		return allDeadLetters().stream().filter((dead) -> !earlier.contains(dead)).toList();
+	}
+
+	private List<DeadLetter> allDeadLetters() {
+		return server().deadLetters(null, null, null, 1000);
 	}
 
 	/** Lets every stalled run go on. */

@@ -41,6 +41,7 @@ public final class A2TestKitAssert extends AbstractAssert<A2TestKitAssert, A2Tes
 		return this;
 	}
 
+	/** This test made no dead letter (those of the class's earlier tests, stored in its schema, are not its). */
 	public A2TestKitAssert hasNoDeadLetters() {
 		List<DeadLetter> dead = deadLetterList();
 		if (!dead.isEmpty()) {
@@ -49,7 +50,7 @@ public final class A2TestKitAssert extends AbstractAssert<A2TestKitAssert, A2Tes
 		return this;
 	}
 
-	/** The dead letters, newest first, for assertions of their own. */
+	/** The dead letters this test made, newest first, for assertions of their own. */
 	public ListAssert<DeadLetter> deadLetters() {
 		return Assertions.assertThat(deadLetterList());
 	}
@@ -65,7 +66,7 @@ public final class A2TestKitAssert extends AbstractAssert<A2TestKitAssert, A2Tes
 	}
 
 	private List<DeadLetter> deadLetterList() {
-		return this.actual.server().deadLetters(null, null, null, 1000);
+		return this.actual.deadLetters();
 	}
 
 }
