@@ -98,7 +98,7 @@ public final class ReplyStream {
 		claim(context, writer, earlier, partial);
 		writer.activity("thinking");
 		try {
-			Step step = streamStep(context, responses.apply(partial), writer);
+			Step step = streamStep(context, Flux.defer(() -> responses.apply(partial)), writer);
 			return end(context, writer, step, partial + step.text);
 		}
 		finally {
@@ -142,7 +142,9 @@ public final class ReplyStream {
 			ChatOptions options = options(assistant);
 			while (true) {
 				Prompt prompt = new Prompt(List.copyOf(messages), options);
-				Step step = streamStep(context, assistant.model().stream(prompt), writer);
+				// a model that throws rather than answer a failing stream (one that cannot stream at all:
+				// ChatModel's own stream() throws) fails the reply as a failed stream does, and is not run again
+				Step step = streamStep(context, Flux.defer(() -> assistant.model().stream(prompt)), writer);
 				text.append(step.text);
 				if (step.ending != ReplyOutcome.Ending.COMPLETED || step.toolCalls.isEmpty()) {
 					return end(context, writer, step, text.toString());

@@ -24,7 +24,10 @@ import dev.a2.ai.AiTestSupport.StopRequested;
 import dev.a2.ai.ScriptedModel.Script;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.springframework.ai.chat.model.ChatModel;
+import org.springframework.ai.chat.model.ChatResponse;
 import org.springframework.ai.chat.prompt.Prompt;
+import reactor.core.publisher.Flux;
 
 import static dev.a2.ai.AiTestSupport.events;
 import static dev.a2.ai.AiTestSupport.ofType;
@@ -281,6 +284,42 @@ class ReplyStreamIntegrationTests {
 		await().atMost(Duration.ofSeconds(20))
 			.until(() -> types(session).contains(AiEvents.REPLY_COMPLETED) || types(session).contains(AiEvents.REPLY_FAILED));
 		assertThat(types(session)).doesNotContain(AiEvents.REPLY_FAILED).contains(AiEvents.REPLY_COMPLETED);
+	}
+
+	@Test
+	void aModelThatCannotStreamFailsTheReplyOnceAndIsNotAskedAgain() {
+		AtomicInteger asked = new AtomicInteger();
+		// a ChatModel written with call() alone: ChatModel's own stream() throws
+		ChatModel callOnly = new ChatModel() {
+
+			@Override
+			public ChatResponse call(Prompt prompt) {
+				throw new AssertionError("not called by a streamed reply");
+			}
+
+			@Override
+			public Flux<ChatResponse> stream(Prompt prompt) {
+				asked.incrementAndGet();
+				throw new UnsupportedOperationException("streaming is not supported");
+			}
+
+		};
+		ReplyStream replies = new ReplyStream(fastFlush());
+		Assistant assistant = Assistant.builder(callOnly).build();
+		A2Server server = this.support.server(Consumer.builder("chat", "assistant").types("message.sent").run((context) -> {
+			replies.converse(context, assistant);
+			return null;
+		}));
+		Session session = server.session("chat", "call-only");
+		session.append(NewEvent.of("message.sent", new MessageSent("hi")));
+
+		await().atMost(Duration.ofSeconds(20)).until(() -> types(session).contains(AiEvents.REPLY_FAILED));
+		await().atMost(Duration.ofSeconds(20)).until(() -> server.pendingWork().isEmpty());
+		assertThat(ofType(session, AiEvents.REPLY_FAILED).get(0).payload(AiEvents.ReplyFailed.class).error())
+			.contains("streaming is not supported");
+		assertThat(types(session)).containsExactly("message.sent", AiEvents.REPLY_FAILED);
+		assertThat(asked).as("the model was asked once: a failed reply is not run again").hasValue(1);
+		assertThat(server.deadLetters("chat", "call-only", null, 10)).isEmpty();
 	}
 
 	@Test
