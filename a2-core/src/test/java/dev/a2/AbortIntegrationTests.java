@@ -152,6 +152,31 @@ class AbortIntegrationTests {
 			.containsExactly("stop " + questions.get(0).id(), "stopped q1", "answer to q2");
 	}
 
+	/**
+	 * §6.4: whatever the consumer's code throws ends its attempt as a failure. An abort condition that
+	 * throws an {@code Error} (here an assertion; a stack overflow alike) while the run's start is
+	 * decided fails the attempt, which is dead-lettered with what it threw, instead of leaving a run
+	 * that never ends holding the unit, its lease renewed for ever.
+	 */
+	@Test
+	void anAbortConditionThatThrowsAnErrorFailsTheAttemptInsteadOfHoldingTheUnitForEver() {
+		Consumer answers = Consumer.builder("chat", "answers")
+			.types("message.sent")
+			.abortOn("note", (trigger, arrived) -> {
+				throw new AssertionError("cannot compare note " + arrived.index() + " with question " + trigger.index());
+			})
+			.run((context) -> null);
+		A2Server server = this.support.server(DrainSettings.DEFAULTS.withLease(DrainTestSupport.LEASE).withMaxFailures(1),
+				answers);
+		Session session = server.session("chat", A2TestSupport.newSessionId());
+		// one append: the question's start is decided with the note in the log behind it
+		session.append(message("q1"), note("garbled"));
+
+		assertThat(server.awaitDrain(DrainActivity::idle, Duration.ofSeconds(20))).as("the drainer is idle").isTrue();
+		assertThat(server.deadLetters("chat", session.id(), "answers", 10)).singleElement()
+			.satisfies((dead) -> assertThat(dead.lastError()).isEqualTo("AssertionError: cannot compare note 2 with question 1"));
+	}
+
 	@Test
 	void aCursorDoesNotStartTheEventsAnAbortEventAlreadyFollowsAndRunsTheRest() {
 		List<String> ran = new CopyOnWriteArrayList<>();

@@ -6,6 +6,9 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 import dev.a2.TestContracts.MessageSent;
 import dev.a2.store.DeadLetter;
@@ -66,6 +69,151 @@ class ConsumerLaneIntegrationTests {
 		List<DeadLetter> dead = server.deadLetters("chat", session.id(), null, 10);
 		assertThat(dead).as("no event failed more than once, yet: %s", dead).isEmpty();
 		assertThat(done).containsExactly(1L, 2L, 3L);
+	}
+
+	/**
+	 * §6.4: an attempt that keeps dying is dead-lettered when a takeover would exceed the attempt
+	 * limit. Each event of a cursor fails once, then the next event's first attempt dies with its
+	 * instance: that event died once, and is taken over, not dead-lettered for the attempts of the
+	 * events before it.
+	 */
+	@Test
+	void aCursorEventWhoseFirstAttemptDiesIsTakenOverNotDeadLetteredForTheAttemptsOfEarlierEvents() throws Exception {
+		Set<Long> failedOnce = ConcurrentHashMap.newKeySet();
+		List<Long> done = new CopyOnWriteArrayList<>();
+		CountDownLatch dying = new CountDownLatch(1);
+		AtomicBoolean dies = new AtomicBoolean(true);
+		Consumer projection = Consumer.builder("chat", "projection")
+			.types("message.sent")
+			.lane(Lane.fixed("projection"))
+			.run((context) -> {
+				long index = context.event().index();
+				if (index < 4 && failedOnce.add(index)) {
+					throw new IllegalStateException("first try of " + index + " fails");
+				}
+				if (index == 4 && dies.get()) {
+					dying.countDown();
+					TestContracts.blockUntilAborted();
+					return null;
+				}
+				done.add(index);
+				return null;
+			});
+		DrainSettings settings = DrainSettings.DEFAULTS.withLease(DrainTestSupport.LEASE)
+			.withRetry(Duration.ofSeconds(1), Duration.ofMinutes(5))
+			.withMaxFailures(3);
+		A2Server dyingServer = this.support.server(settings, projection);
+		Session session = dyingServer.session("chat", A2TestSupport.newSessionId());
+		session.append(message("1"), message("2"), message("3"), message("4"));
+		for (int round = 0; round < 10; round++) {
+			// each attempt ends in a failure (idle) until one reaches event 4; the clock must not move past
+			// that one's lease, which would let this instance take it over itself
+			await().atMost(Duration.ofSeconds(20))
+				.until(() -> dying.getCount() == 0 || dyingServer.drainer().activity().idle());
+			if (dying.getCount() == 0) {
+				break;
+			}
+			this.support.clock.advance(Duration.ofHours(1));
+			dyingServer.sweep();
+		}
+		assertThat(dying.await(20, TimeUnit.SECONDS)).isTrue();
+		dyingServer.halt();
+		dies.set(false);
+
+		A2Server survivor = this.support.server(settings, projection);
+		survivor.sweep();
+		await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> {
+			assertThat(survivor.deadLetters("chat", session.id(), null, 10)).isEmpty();
+			// event 3 ran in the attempt that died too, which committed nothing: at least once
+			assertThat(done).containsSubsequence(1L, 2L, 3L, 4L).endsWith(4L);
+		});
+	}
+
+	/**
+	 * §6.4: a failed attempt records its error text. An error whose message holds what PostgreSQL
+	 * cannot store (a NUL from a device's or a remote service's answer) is still recorded, with that
+	 * character replaced, and its back-off and dead letter follow as for any failure.
+	 */
+	@Test
+	void aFailureWhoseMessageHoldsANulIsDeadLetteredWithItsErrorText() {
+		Consumer device = Consumer.builder("chat", "device").types("message.sent").run((context) -> {
+			throw new NonRetriableException("the device answered 'ok\u0000\u0000' to " + context.event().index());
+		});
+		A2Server server = this.support.server(device);
+		Session session = server.session("chat", A2TestSupport.newSessionId());
+		session.append(message("ping"));
+		await().atMost(Duration.ofSeconds(20))
+			.untilAsserted(() -> assertThat(server.deadLetters("chat", session.id(), "device", 10)).singleElement()
+				.satisfies((dead) -> assertThat(dead.lastError())
+					.isEqualTo("NonRetriableException: the device answered 'ok\uFFFD\uFFFD' to 1")));
+	}
+
+	/** A note as a later deployment reads it: it refuses a text the earlier one stored. */
+	record StrictNote(String text) {
+		StrictNote {
+			if (text.equals("poison")) {
+				throw new IllegalArgumentException("a note may not say 'poison' any more");
+			}
+		}
+	}
+
+	/**
+	 * §6.4: the head that fails is the one dead-lettered, and the events before it complete. A stored
+	 * event that the current deployment's payload type cannot read (a poison event) fails its cursor
+	 * at that event: the dead letter names it, and skipping it skips it alone.
+	 */
+	@Test
+	void aCursorEventThatCannotBeReadIsTheOneDeadLetteredAndTheEventsBeforeItComplete() {
+		List<String> done = new CopyOnWriteArrayList<>();
+		poisonReadBy(Consumer.builder("chat", "notes").types("note").lane(Lane.fixed("notes")).backfill(true).run((context) -> {
+			done.add(context.event().payload(StrictNote.class).text());
+			return null;
+		}), done);
+	}
+
+	/** The same for a consumer that takes batches: the batch runs one event at a time and fails at the poison. */
+	@Test
+	void aBatchEventThatCannotBeReadIsTheOneDeadLetteredAndTheEventsBeforeItComplete() {
+		List<String> done = new CopyOnWriteArrayList<>();
+		poisonReadBy(Consumer.builder("chat", "notes").types("note").lane(Lane.fixed("notes")).backfill(true).runBatch((batch) -> {
+			batch.forEach((context) -> done.add(context.event().payload(StrictNote.class).text()));
+			return null;
+		}), done);
+	}
+
+	/**
+	 * Notes written by an earlier deployment, one of which the consumer's deployment cannot read, are
+	 * backfilled by {@code consumer}: it completes the ones before, dead-letters the poison, and a skip
+	 * of it lets the one after run.
+	 */
+	private void poisonReadBy(Consumer consumer, List<String> done) {
+		Session written = this.support.server().session("chat", A2TestSupport.newSessionId());
+		written.append(note("1"), note("2"), note("poison"), note("4"));
+		A2Server server = A2Server.builder()
+			.dataSource(this.support.dataSource)
+			.contract(Contract.builder("chat").event("message.sent", MessageSent.class).event("note", StrictNote.class).build())
+			.clock(this.support.clock)
+			.drain(DrainSettings.DEFAULTS.withLease(DrainTestSupport.LEASE).withMaxFailures(2))
+			.consumer(consumer)
+			.build();
+		try {
+			for (int round = 0; round < 5 && server.deadLetters("chat", written.id(), null, 10).isEmpty(); round++) {
+				server.sweep();
+				assertThat(server.awaitDrain(DrainActivity::idle, Duration.ofSeconds(20))).isTrue();
+				this.support.clock.advance(Duration.ofHours(1));
+			}
+			assertThat(server.deadLetters("chat", written.id(), null, 10)).singleElement().satisfies((dead) -> {
+				assertThat(dead.index()).isEqualTo(3);
+				assertThat(dead.lastError()).contains("poison");
+			});
+			assertThat(done).containsExactly("1", "2");
+
+			assertThat(server.redrive("chat", written.id(), "notes", 3, RedriveAction.SKIP)).isTrue();
+			await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> assertThat(done).containsExactly("1", "2", "4"));
+		}
+		finally {
+			server.halt();
+		}
 	}
 
 	/**

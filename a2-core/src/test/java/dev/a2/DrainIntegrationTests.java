@@ -135,6 +135,55 @@ class DrainIntegrationTests {
 		assertThat(allStarted.await(20, TimeUnit.SECONDS)).as("every session's run started").isTrue();
 	}
 
+	/**
+	 * §6.7: per-session fairness is bounded. Sessions with a backlog (a bulk import) and sessions whose
+	 * one event arrives while the run permits are all busy take turns for the permits as they free up:
+	 * a backlog does not go on to its end while the others wait.
+	 */
+	@Test
+	void sessionsWaitingForARunPermitTakeTurnsWithSessionsThatHaveABacklog() throws Exception {
+		CountDownLatch firstRunHeld = new CountDownLatch(1);
+		CountDownLatch releaseFirstRun = new CountDownLatch(1);
+		List<String> ran = new CopyOnWriteArrayList<>();
+		Consumer worker = Consumer.builder("chat", "worker").types("message.sent").run((context) -> {
+			if (ran.isEmpty() && firstRunHeld.getCount() > 0) {
+				firstRunHeld.countDown();
+				awaitIgnoringInterrupts(releaseFirstRun);
+			}
+			ran.add(context.session().id());
+			return null;
+		});
+		A2Server server = this.support.server(
+				DrainSettings.DEFAULTS.withLease(DrainTestSupport.LEASE).withConcurrency(1), worker);
+		List<String> backlogs = new ArrayList<>();
+		for (int b = 0; b < 3; b++) {
+			Session backlog = server.session("chat", "backlog-" + A2TestSupport.newSessionId());
+			List<NewEvent> imported = new ArrayList<>();
+			for (int i = 0; i < 30; i++) {
+				imported.add(message("imported " + i));
+			}
+			backlog.append(imported.toArray(NewEvent[]::new));
+			backlogs.add(backlog.id());
+			assertThat(firstRunHeld.await(20, TimeUnit.SECONDS)).isTrue();
+		}
+		List<String> others = new ArrayList<>();
+		for (int i = 0; i < 10; i++) {
+			Session other = server.session("chat", A2TestSupport.newSessionId());
+			other.append(message("hello"));
+			others.add(other.id());
+		}
+		// every session's claim loop has found the one permit taken
+		assertThat(server.awaitDrain((activity) -> activity.draining() == 0, Duration.ofSeconds(20))).isTrue();
+		releaseFirstRun.countDown();
+
+		await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThat(ran).hasSize(100));
+		int lastOther = others.stream().mapToInt(ran::indexOf).max().orElseThrow();
+		long backlogRunsBefore = ran.subList(0, lastOther).stream().filter(backlogs::contains).count();
+		// in turn: a few rounds of the three backlogs at most (a session's loop may find the permits taken a
+		// little after the others'), never a backlog's thirty runs
+		assertThat(backlogRunsBefore).as("backlog runs before the last other session's one run: %s", ran).isLessThan(15);
+	}
+
 	@Test
 	void fixedLaneCursorWalksItsTypesInOrder() {
 		List<Long> seen = new CopyOnWriteArrayList<>();

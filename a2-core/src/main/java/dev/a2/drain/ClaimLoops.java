@@ -5,9 +5,11 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Queue;
 import java.util.Set;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.Semaphore;
@@ -72,6 +74,13 @@ final class ClaimLoops {
 	/** Sessions whose loop found no free permit; drained again when one frees up. */
 	private final Set<SessionRef> starved = ConcurrentHashMap.newKeySet();
 
+	/**
+	 * The same sessions in the order they found no permit: a permit that frees up goes to the one
+	 * that has waited longest, so a session with a backlog, which is starved again after each run,
+	 * takes turns with the others rather than taking every permit until its backlog is done.
+	 */
+	private final Queue<SessionRef> starvedInOrder = new ConcurrentLinkedQueue<>();
+
 	private volatile boolean stopping;
 
 	ClaimLoops(DrainHost host, WorkStore work, DrainSettings settings, RunExecution execution, Finisher finisher,
@@ -95,10 +104,14 @@ final class ClaimLoops {
 
 	/** Drains a session on this instance soon; a no-op while stopping. */
 	void request(String contract, String session) {
+		request(new SessionRef(contract, session), false);
+	}
+
+	/** @param woken whether the session's turn for a free permit came ({@link #wakeStarved}) */
+	private void request(SessionRef key, boolean woken) {
 		if (this.stopping) {
 			return;
 		}
-		SessionRef key = new SessionRef(contract, session);
 		while (true) {
 			LoopState state = this.loopStates.computeIfAbsent(key, (k) -> new LoopState());
 			synchronized (state) {
@@ -112,7 +125,7 @@ final class ClaimLoops {
 				state.running = true;
 			}
 			try {
-				this.loops.execute(() -> loop(key, state));
+				this.loops.execute(() -> loop(key, state, woken));
 			}
 			catch (RejectedExecutionException ex) {
 				// too many sessions waiting already: the sweep finds this one in the database
@@ -136,13 +149,21 @@ final class ClaimLoops {
 		this.runs.shutdownNow();
 	}
 
-	private void loop(SessionRef key, LoopState state) {
+	private void loop(SessionRef key, LoopState state, boolean woken) {
 		Observation drain = Observation.createNotStarted(A2Observations.DRAIN, this.host.observations())
 			.lowCardinalityKeyValue(A2Observations.CONTRACT, key.contract())
 			.highCardinalityKeyValue(A2Observations.SESSION, key.session())
 			.start();
 		try {
+			boolean turn = woken;
 			while (!this.stopping) {
+				if (!turn && !this.starvedInOrder.isEmpty()) {
+					// sessions wait for a permit: this one waits behind them, rather than take the next permit
+					// that frees up (a session with a backlog would take them all, one after another)
+					starve(key);
+					break;
+				}
+				turn = false;
 				List<Claim> claims = List.of();
 				Integer owner = this.owner.get();
 				// permits are taken before claiming: a claim that waited for one could outlive its lease
@@ -200,8 +221,8 @@ final class ClaimLoops {
 	 * after, as a permit released meanwhile found the session not yet remembered.
 	 */
 	private void starve(SessionRef key) {
-		if (this.starved.size() < LOOP_QUEUE) {
-			this.starved.add(key);
+		if (this.starved.size() < LOOP_QUEUE && this.starved.add(key)) {
+			this.starvedInOrder.add(key);
 		}
 		// beyond that many, the sweep finds the session in the database
 		wakeStarved(this.permits.availablePermits());
@@ -217,17 +238,13 @@ final class ClaimLoops {
 
 	private void wakeStarved(int sessions) {
 		for (int i = 0; i < sessions; i++) {
-			SessionRef next = null;
-			for (SessionRef candidate : this.starved) {
-				if (this.starved.remove(candidate)) {
-					next = candidate;
-					break;
-				}
-			}
+			SessionRef next = this.starvedInOrder.poll();
 			if (next == null) {
 				return;
 			}
-			request(next.contract(), next.session());
+			// out of the set before its loop starts: a loop that finds no permit again queues it at the end
+			this.starved.remove(next);
+			request(next, true);
 		}
 	}
 

@@ -18,6 +18,7 @@ import dev.a2.store.Claim;
 import dev.a2.store.EventStore;
 import dev.a2.store.EventToStore;
 import dev.a2.store.Finish;
+import dev.a2.store.StorableText;
 import dev.a2.store.StoredEvent;
 import io.micrometer.observation.Observation;
 import org.apache.commons.logging.Log;
@@ -70,7 +71,16 @@ final class RunExecution {
 					finish = Finish.completed(claim, returned, through);
 					continue;
 				}
-				Event event = this.host.decode(claim.contract(), stored);
+				Event event;
+				try {
+					event = this.host.decode(claim.contract(), stored);
+				}
+				catch (RuntimeException ex) {
+					// a stored payload this deployment's type cannot read (a poison event) fails at its own
+					// index: a cursor keeps the events before it, and its dead letter names this one
+					finish = failed(run, consumer, ex, returned, through, stored.index());
+					break;
+				}
 				Event aborting = this.leases.abortedBeforeStart(run, event);
 				if (aborting != null) {
 					notStarted(run, consumer, event, aborting);
@@ -108,7 +118,9 @@ final class RunExecution {
 				finish = Finish.completed(claim, returned, through);
 			}
 		}
-		catch (RuntimeException ex) {
+		catch (RuntimeException | Error ex) {
+			// an Error too (from an abort condition, say): a run left without a finish would hold its unit for
+			// ever, its lease renewed by every heartbeat
 			finish = run.signal.isAborted() ? null
 					: failed(run, consumer, ex, List.of(), claim.cursor() ? claim.position() : claim.index(), claim.index());
 		}
@@ -128,7 +140,14 @@ final class RunExecution {
 		List<Event> events = new ArrayList<>(claim.events().size());
 		List<Cause> causes = new ArrayList<>(claim.events().size());
 		for (StoredEvent stored : claim.events()) {
-			Event event = this.host.decode(claim.contract(), stored);
+			Event event;
+			try {
+				event = this.host.decode(claim.contract(), stored);
+			}
+			catch (RuntimeException ex) {
+				// an event that cannot be read: the events run one at a time, and it fails at its own index
+				return null;
+			}
 			events.add(event);
 			causes.add(new Cause(consumer.name(), laneOf(consumer, claim), event.index(), claim.attempt()));
 		}
@@ -227,7 +246,9 @@ final class RunExecution {
 		int failures = (run.claim.cursor() && through > run.claim.position()) ? 1 : run.claim.failures() + 1;
 		boolean dead = failures >= this.settings.maxFailures() || ex instanceof NonRetriableException;
 		Instant retryAt = this.host.clock().instant().plus(this.settings.retryDelay(failures));
-		String error = ex.getClass().getSimpleName() + ": " + ex.getMessage();
+		// a message may hold what PostgreSQL cannot store (a NUL): refused, it would fail the write of every
+		// finish written with it, and this failure would never be recorded
+		String error = StorableText.replacingUnstorable(ex.getClass().getSimpleName() + ": " + ex.getMessage());
 		if (!dead) {
 			logger.debug("Consumer '" + consumer.name() + "' failed on event " + failedIndex + " of session '"
 					+ run.claim.session() + "' (failure " + failures + "), retrying at " + retryAt, ex);

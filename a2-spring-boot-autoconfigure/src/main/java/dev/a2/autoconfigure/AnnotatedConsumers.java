@@ -245,6 +245,10 @@ final class AnnotatedConsumers {
 			if (ex.getCause() instanceof Exception cause) {
 				throw cause;
 			}
+			// an Error too is the method's failure: its dead letter must say what it threw, not "InvocationTargetException: null"
+			if (ex.getCause() instanceof Error error) {
+				throw error;
+			}
 			throw ex;
 		}
 	}
@@ -267,6 +271,9 @@ final class AnnotatedConsumers {
 			catch (CompletionException ex) {
 				if (ex.getCause() instanceof Exception cause) {
 					throw cause;
+				}
+				if (ex.getCause() instanceof Error error) {
+					throw error;
 				}
 				throw ex;
 			}

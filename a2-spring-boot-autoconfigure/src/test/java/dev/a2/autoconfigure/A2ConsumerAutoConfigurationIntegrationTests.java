@@ -378,6 +378,33 @@ class A2ConsumerAutoConfigurationIntegrationTests {
 			});
 	}
 
+	/**
+	 * §6.4: a failed attempt records the error text; a method that throws an {@code Error} (an
+	 * assertion, a stack overflow) is a failure like any other, and its dead letter says what it threw.
+	 */
+	@Test
+	void aMethodThatThrowsAnErrorIsDeadLetteredWithWhatItThrew() {
+		this.runner.withUserConfiguration(FailingWithError.class)
+			.withPropertyValues("a2.drain.max-failures=1")
+			.run((context) -> {
+				A2Server server = context.getBean(A2Server.class);
+				server.session("chat", "erring").append(NewEvent.of("said", new Said("check")));
+				await().atMost(Duration.ofSeconds(20))
+					.untilAsserted(() -> assertThat(server.deadLetters("chat", "erring", "erring", 10)).singleElement()
+						.satisfies((dead) -> assertThat(dead.lastError())
+							.isEqualTo("AssertionError: the ledger is off by one after 'check'")));
+			});
+	}
+
+	static class FailingWithError {
+
+		@A2Consumer(contract = "chat", name = "erring", types = "said")
+		void check(Said said) {
+			throw new AssertionError("the ledger is off by one after '" + said.text() + "'");
+		}
+
+	}
+
 	@Test
 	void aBadAbortConditionFailsStartUp() {
 		assertStartUpFails(BadAbortWhen.class, "BadAbortWhen.handle", "abortWhen '#event.payload.reply ==' is not a valid SpEL");

@@ -160,12 +160,15 @@ public final class PostgresWorkStore implements WorkStore {
 			RETURNING w.claim""";
 
 	/**
-	 * A cursor's failure: it keeps what completed before the failing event, and counts the failures of
-	 * the event now at its head, from 1 again when the attempt completed events before it failed.
+	 * A cursor's failure: it keeps what completed before the failing event, and counts the failures and
+	 * attempts of the event now at its head, from 1 again when the attempt completed events before it
+	 * failed (the attempt was that event's first): an attempt limit counted across the events before
+	 * would dead-letter the new head the first time its instance died.
 	 */
 	private static final String FINISH_CURSORS = """
 			UPDATE a2_cursor k
-			SET position = f.idx, failures = CASE WHEN f.idx > k.position THEN 1 ELSE k.failures + 1 END, last_error = f.error, due_at = f.retry_at, claim = NULL,
+			SET position = f.idx, failures = CASE WHEN f.idx > k.position THEN 1 ELSE k.failures + 1 END,
+			    attempt = CASE WHEN f.idx > k.position THEN 1 ELSE k.attempt END, last_error = f.error, due_at = f.retry_at, claim = NULL,
 			    lease_until = NULL, dead = f.dead, failed_idx = f.failed_idx, failed_at = CASE WHEN f.dead THEN :now END
 			FROM unnest(:contracts, :sessions, :consumers, :indexes, :claims, :errors, :retryAts, :deads, :failedIndexes)
 			     AS f(contract, session_id, consumer, idx, claim, error, retry_at, dead, failed_idx)
