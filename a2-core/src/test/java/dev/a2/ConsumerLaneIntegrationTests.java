@@ -72,6 +72,37 @@ class ConsumerLaneIntegrationTests {
 	}
 
 	/**
+	 * §5.1: a run's attempt is its event's. An attempt of a cursor that retries its head and goes on
+	 * to the events after it runs those on their first try (a reply would otherwise say it restarted).
+	 */
+	@Test
+	void aCursorAttemptThatRetriesItsHeadRunsTheEventsAfterItAsTheirFirstTry() {
+		Set<Long> failedOnce = ConcurrentHashMap.newKeySet();
+		Map<Long, Integer> attempts = new ConcurrentHashMap<>();
+		Consumer projection = Consumer.builder("chat", "projection")
+			.types("message.sent")
+			.lane(Lane.fixed("projection"))
+			.run((context) -> {
+				if (context.event().index() == 1 && failedOnce.add(1L)) {
+					throw new IllegalStateException("the first try of 1 fails");
+				}
+				attempts.put(context.event().index(), context.attempt());
+				return null;
+			});
+		A2Server server = this.support.server(DrainSettings.DEFAULTS.withLease(DrainTestSupport.LEASE)
+			.withRetry(Duration.ofSeconds(1), Duration.ofMinutes(5)), projection);
+		Session session = server.session("chat", A2TestSupport.newSessionId());
+		session.append(message("1"), message("2"), message("3"));
+
+		for (int round = 0; round < 10 && attempts.size() < 3; round++) {
+			assertThat(server.awaitDrain(DrainActivity::idle, Duration.ofSeconds(20))).isTrue();
+			this.support.clock.advance(Duration.ofHours(1));
+			server.sweep();
+		}
+		assertThat(attempts).containsExactlyInAnyOrderEntriesOf(Map.of(1L, 2, 2L, 1, 3L, 1));
+	}
+
+	/**
 	 * §6.4: an attempt that keeps dying is dead-lettered when a takeover would exceed the attempt
 	 * limit. Each event of a cursor fails once, then the next event's first attempt dies with its
 	 * instance: that event died once, and is taken over, not dead-lettered for the attempts of the

@@ -88,10 +88,14 @@ final class RunExecution {
 					finish = Finish.completed(claim, returned, through);
 					continue;
 				}
-				Cause cause = new Cause(consumer.name(), laneOf(consumer, claim), event.index(), claim.attempt());
+				// a cursor's counters are its head event's: an event after one this claim completed is on its
+				// first try (as the cursor counts it when it fails there), so a reply is not told it is restarted
+				boolean firstTry = claim.cursor() && through > claim.position();
+				int attempt = firstTry ? 1 : claim.attempt();
+				Cause cause = new Cause(consumer.name(), laneOf(consumer, claim), event.index(), attempt);
 				Observation observation = eventObservation(run, consumer, event).start();
 				try {
-					returned.addAll(this.host.run(consumer, claim.session(), event, claim.attempt(), claim.failures(),
+					returned.addAll(this.host.run(consumer, claim.session(), event, attempt, firstTry ? 0 : claim.failures(),
 							run.signal, cause));
 				}
 				catch (Throwable ex) {
