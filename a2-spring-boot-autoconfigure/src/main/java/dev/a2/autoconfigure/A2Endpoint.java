@@ -119,12 +119,14 @@ public class A2Endpoint {
 	 */
 	@ReadOperation(produces = { "application/json", "text/html" })
 	public WebEndpointResponse<Object> part(@Selector String part, @Nullable String contract, @Nullable String session,
-			@Nullable String consumer, @Nullable Long after, @Nullable Integer limit, @Nullable Principal caller) {
-		int bounded = (limit != null) ? Math.max(1, Math.min(limit, 1000)) : DEFAULT_LIMIT;
+			@Nullable String consumer, @Nullable String after, @Nullable String limit, @Nullable Principal caller) {
 		try {
+			Long limitNumber = number("limit", limit);
+			Long afterNumber = number("after", after);
+			int bounded = (limitNumber != null) ? (int) Math.max(1, Math.min(limitNumber, 1000)) : DEFAULT_LIMIT;
 			return switch (part) {
 				case "dead-letters" -> deadLetters(caller, contract, session, consumer, bounded);
-				case "events" -> events(caller, contract, session, (after != null) ? after : 0, bounded);
+				case "events" -> events(caller, contract, session, (afterNumber != null) ? afterNumber : 0, bounded);
 				case "console" -> this.console ? new WebEndpointResponse<>(ConsolePage.html(), 200, HTML)
 						: error(404, "NOT_FOUND", "the operator console is off: set a2.console.enabled=true to serve it here");
 				default -> throw new InvalidEndpointRequestException("no such part of the a2 endpoint: '" + part + "'",
@@ -180,7 +182,7 @@ public class A2Endpoint {
 	 */
 	@WriteOperation
 	public WebEndpointResponse<Object> redrive(@Selector String redrive, @Nullable String contract,
-			@Nullable String session, @Nullable String consumer, @Nullable Long index, @Nullable String action,
+			@Nullable String session, @Nullable String consumer, @Nullable String index, @Nullable String action,
 			@Nullable Principal caller) {
 		if (!redrive.equals("redrive")) {
 			throw new InvalidEndpointRequestException("no such operation of the a2 endpoint: '" + redrive + "'", "unknown selector");
@@ -188,6 +190,13 @@ public class A2Endpoint {
 		if (contract == null || session == null || consumer == null || index == null || action == null) {
 			return error(400, ErrorCode.INVALID_PAYLOAD.name(),
 					"a redrive needs contract, session, consumer, index and action (\"retry\" or \"skip\")");
+		}
+		long eventIndex;
+		try {
+			eventIndex = number("index", index);
+		}
+		catch (A2Exception ex) {
+			return error(ex);
 		}
 		WebEndpointResponse<Object> refused = refused(caller, A2Access.of(A2Permission.OPERATE, contract, session));
 		if (refused != null) {
@@ -202,15 +211,32 @@ public class A2Endpoint {
 			}
 		}
 		try {
-			if (this.server.redrive(contract, session, consumer, index, chosen)) {
+			if (this.server.redrive(contract, session, consumer, eventIndex, chosen)) {
 				return new WebEndpointResponse<>(new RedriveResult(true), 200);
 			}
 		}
 		catch (A2Exception ex) {
 			return error(ex);
 		}
-		return error(404, "NOT_DEAD_LETTERED", "consumer '" + consumer + "' has no dead letter at event " + index + " of session '"
+		return error(404, "NOT_DEAD_LETTERED", "consumer '" + consumer + "' has no dead letter at event " + eventIndex + " of session '"
 				+ session + "' in contract '" + contract + "': it is not dead-lettered, was redriven already, or does not exist");
+	}
+
+	/**
+	 * A number the caller gave, or {@code null} when it gave none. The endpoint takes numbers as text:
+	 * converted by the actuator, one that is not a number (a typo in a script) would be answered in
+	 * Boot's error shape, not A2's.
+	 */
+	private static @Nullable Long number(String name, @Nullable String value) {
+		if (value == null) {
+			return null;
+		}
+		try {
+			return Long.valueOf(value.trim());
+		}
+		catch (NumberFormatException ex) {
+			throw new A2Exception(ErrorCode.INVALID_PAYLOAD, name + " must be a whole number, was '" + value + "'");
+		}
 	}
 
 	/** An A2 failure (STORE_UNAVAILABLE, UNKNOWN_CONTRACT…) with its §11 status and code. */

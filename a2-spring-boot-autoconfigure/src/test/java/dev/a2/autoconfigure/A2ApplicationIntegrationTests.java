@@ -170,6 +170,31 @@ class A2ApplicationIntegrationTests {
 			.expectBody().jsonPath("$.error.message").value((message) -> assertThat((String) message).contains("no dead letter"));
 	}
 
+	/**
+	 * operations.md: every operation answers its errors in A2's shape. A number that is not one (a
+	 * typo in a script, a console's field) is a bad request like a missing field.
+	 */
+	@Test
+	void aNumberThatIsNotOneIsRefusedInA2sShape() {
+		this.http.get().uri("/actuator/a2/dead-letters?contract=orders&limit=ten")
+			.exchange()
+			.expectStatus().isBadRequest()
+			.expectBody().jsonPath("$.error.code").isEqualTo("INVALID_PAYLOAD")
+			.jsonPath("$.error.message").value((message) -> assertThat((String) message).contains("limit"));
+		this.http.get().uri("/actuator/a2/events?contract=orders&session=poisoned&after=start")
+			.exchange()
+			.expectStatus().isBadRequest()
+			.expectBody().jsonPath("$.error.code").isEqualTo("INVALID_PAYLOAD")
+			.jsonPath("$.error.message").value((message) -> assertThat((String) message).contains("after"));
+		this.http.post().uri("/actuator/a2/redrive")
+			.bodyValue(Map.of("contract", "orders", "session", "poisoned", "consumer", "fragile", "index", "first", "action",
+					"retry"))
+			.exchange()
+			.expectStatus().isBadRequest()
+			.expectBody().jsonPath("$.error.code").isEqualTo("INVALID_PAYLOAD")
+			.jsonPath("$.error.message").value((message) -> assertThat((String) message).contains("index"));
+	}
+
 	@Test
 	void aRedriveOfAConsumerOrContractThatDoesNotExistIsRefusedAndTagsNoTimer() {
 		this.http.post().uri("/actuator/a2/redrive")

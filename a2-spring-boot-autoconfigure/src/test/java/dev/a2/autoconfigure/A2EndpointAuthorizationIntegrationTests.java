@@ -75,16 +75,16 @@ class A2EndpointAuthorizationIntegrationTests {
 				.get(0);
 			assertRefused(endpoint.part("events", "chat", "user-alice-1", null, null, null, BOB), 403, "FORBIDDEN");
 			assertRefused(endpoint.part("dead-letters", "chat", "user-alice-1", null, null, null, BOB), 403, "FORBIDDEN");
-			assertRefused(endpoint.redrive("redrive", "chat", "user-alice-1", "fragile", dead.index(), "skip", BOB), 403,
+			assertRefused(endpoint.redrive("redrive", "chat", "user-alice-1", "fragile", String.valueOf(dead.index()), "skip", BOB), 403,
 					"FORBIDDEN");
 			// over JMX: no caller
 			assertRefused(endpoint.part("events", "chat", "user-alice-1", null, null, null, null), 401, "UNAUTHORIZED");
-			assertRefused(endpoint.redrive("redrive", "chat", "user-alice-1", "fragile", dead.index(), "skip", null), 401,
+			assertRefused(endpoint.redrive("redrive", "chat", "user-alice-1", "fragile", String.valueOf(dead.index()), "skip", null), 401,
 					"UNAUTHORIZED");
 			assertThat(a2.deadLetters("chat", "user-alice-1", "fragile", 10)).hasSize(1);
 			// her own session: she reads it and redrives it
 			assertThat(endpoint.part("events", "chat", "user-alice-1", null, null, null, ALICE).getStatus()).isEqualTo(200);
-			assertThat(endpoint.redrive("redrive", "chat", "user-alice-1", "fragile", dead.index(), "skip", ALICE).getStatus())
+			assertThat(endpoint.redrive("redrive", "chat", "user-alice-1", "fragile", String.valueOf(dead.index()), "skip", ALICE).getStatus())
 				.isEqualTo(200);
 			assertThat(a2.deadLetters("chat", "user-alice-1", "fragile", 10)).isEmpty();
 		});
