@@ -74,6 +74,7 @@ class DrainFaultIntegrationTests {
 		}
 		// both instances append, so both start drains; each also sweeps now and then
 		List<Thread> writers = new ArrayList<>();
+		List<Throwable> refused = new CopyOnWriteArrayList<>();
 		for (A2Server server : List.of(first, second)) {
 			Thread writer = new Thread(() -> {
 				for (int round = 0; round < ROUNDS; round++) {
@@ -86,12 +87,17 @@ class DrainFaultIntegrationTests {
 					}
 				}
 			});
+			writer.setUncaughtExceptionHandler((thread, ex) -> refused.add(ex));
 			writer.start();
 			writers.add(writer);
 		}
+		// the appends take longest on a busy machine (on Citus each goes on to a worker): every one is
+		// waited for before the drain is, or the count below would stay short of the events never appended
 		for (Thread writer : writers) {
-			writer.join(120_000);
+			writer.join(Duration.ofMinutes(10).toMillis());
+			assertThat(writer.isAlive()).as("a writer still appending after 10 minutes").isFalse();
 		}
+		assertThat(refused).as("appends refused").isEmpty();
 		await().atMost(Duration.ofSeconds(120)).pollInterval(Duration.ofMillis(200)).untilAsserted(() -> {
 			first.sweep();
 			second.sweep();
@@ -228,8 +234,10 @@ class DrainFaultIntegrationTests {
 		assertThat(this.support.count("SELECT count(*) FROM a2_work WHERE claim IS NOT NULL")).as("released").isZero();
 		A2Server other = this.support.server(mixed);
 		other.sweep();
-		await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> assertThat(finished).contains("stuck@2"));
-		assertThat(noteTexts(session)).containsExactlyInAnyOrder("quick done", "stuck done");
+		// what a run returns is stored by its finish, after the run's code has returned: waited for too
+		await().atMost(Duration.ofSeconds(20))
+			.untilAsserted(() -> assertThat(noteTexts(session)).containsExactlyInAnyOrder("quick done", "stuck done"));
+		assertThat(finished).contains("stuck@2");
 	}
 
 	private List<String> noteTexts(Session session) {

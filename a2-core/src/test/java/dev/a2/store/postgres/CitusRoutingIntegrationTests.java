@@ -2,6 +2,7 @@ package dev.a2.store.postgres;
 
 import java.time.Duration;
 import java.time.Instant;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -136,6 +137,58 @@ class CitusRoutingIntegrationTests {
 		}));
 		assertThat(marker.index()).isEqualTo(3);
 		assertThat(events.history("chat", "s-1", 0, 100).events()).isEmpty();
+	}
+
+	@Test
+	void aSessionsBackfillClaimAfterAClearFailuresAndTombstonesRunOnOneShard() {
+		PostgresEventStore events = new PostgresEventStore(dataSource);
+		PostgresWorkStore work = new PostgresWorkStore(dataSource, events, 10);
+		PostgresPresenceStore presence = new PostgresPresenceStore(dataSource);
+		Instant now = Instant.now();
+		Instant leaseUntil = now.plus(Duration.ofSeconds(30));
+		events.append("chat", "s-2", List.of(new EventToStore("e-1", "message.sent", "{}", null, List.of(WorkUnit.head("echo", null)))));
+		DataSourceTransactionManager transactions = new DataSourceTransactionManager(dataSource);
+		PostgresEventStore clearEvents = new PostgresEventStore(dataSource, transactions);
+		PostgresWorkStore clearWork = new PostgresWorkStore(dataSource, transactions, clearEvents, 10);
+		new TransactionTemplate(transactions).executeWithoutResult((status) -> {
+			StoredEvent cleared = clearEvents.clear("chat", "s-2", null);
+			clearWork.endBefore("chat", "s-2", cleared.index(), cleared.clearIndex() + 1);
+		});
+		// a backfilling consumer's first event after the clear creates its cursor at 0
+		events.append("chat", "s-2", List.of(new EventToStore("e-3", "message.sent", "{}", null,
+				List.of(WorkUnit.head("echo", null), WorkUnit.cursor("fresh", true, null)))));
+
+		// what consume does for a backfilling consumer the sweep's walk has not reached: its cursor starts at the clear
+		oneShard("backfill of one session", () -> {
+			work.backfill("chat", "s-2", "late", null);
+			return null;
+		});
+		assertThat(work.cursor("chat", "s-2", "late")).satisfies((cursor) -> {
+			assertThat(cursor.position()).isEqualTo(2);
+			assertThat(cursor.target()).isEqualTo(3);
+		});
+		List<Claim> claims = oneShard("claim after a clear",
+				() -> work.claim("chat", "s-2", List.of("echo", "late", "fresh"), now, leaseUntil, 10, null));
+		assertThat(claims).hasSize(3);
+		Claim echo = claims.stream().filter((claim) -> !claim.cursor()).findFirst().orElseThrow();
+		Claim late = claims.stream().filter((claim) -> claim.consumer().equals("late")).findFirst().orElseThrow();
+		Claim fresh = claims.stream().filter((claim) -> claim.consumer().equals("fresh")).findFirst().orElseThrow();
+		// both cursors read only what came after the clear
+		assertThat(late.events()).extracting(StoredEvent::id).containsExactly("e-3");
+		assertThat(fresh.position()).isZero();
+		assertThat(fresh.events()).extracting(StoredEvent::id).containsExactly("e-3");
+		Set<UUID> failed = oneShard("failed finish",
+				() -> work.finish(List.of(Finish.failed(echo, List.of(), echo.index(), "boom", 3, now.plusSeconds(5), false),
+						Finish.failed(late, List.of(), late.position(), "boom", 3, now.plusSeconds(5), false),
+						Finish.failed(fresh, List.of(), fresh.position(), "boom", 3, now.plusSeconds(5), false)), now));
+		assertThat(failed).containsExactlyInAnyOrder(echo.token(), late.token(), fresh.token());
+		assertThat(work.cursor("chat", "s-2", "fresh").failedIndex()).isEqualTo(3);
+
+		Map<String, String> removed = new HashMap<>();
+		removed.put("typing", null);
+		assertThat(oneShard("presence tombstone", () -> presence.write("chat", "s-2", "ann", removed, now, now.plusSeconds(30), now)))
+			.singleElement()
+			.satisfies((row) -> assertThat(row.value()).isNull());
 	}
 
 	/** Runs {@code operation} and asserts it executed only single-shard statements, at least one. */
