@@ -176,11 +176,7 @@ class ValidationIntegrationTests {
 		assertRejected(() -> this.session.schedule("later", Instant.now(),
 				NewEvent.of("note", new TestContracts.Note("x"), DerivedIds.returnedEvent("trigger", 0, "echo"))),
 				"events[0].id is shaped like a UUIDv5");
-		assertThat(JdbcClient.create(this.dataSource)
-			.sql("SELECT count(*) FROM a2_schedule WHERE session_id = ?")
-			.param(this.session.id())
-			.query(Long.class)
-			.single()).isZero();
+		assertThat(scheduledTasks()).isZero();
 	}
 
 	@Test
@@ -190,11 +186,7 @@ class ValidationIntegrationTests {
 		assertRejected(() -> this.session.schedule("later", Instant.MIN, note), "at must be an instant from");
 		assertRejected(() -> this.session.schedule("later", null, note), "was null");
 		assertRejected(() -> this.session.scheduleClear("later", Instant.MAX, null), "at must be an instant from");
-		assertThat(JdbcClient.create(this.dataSource)
-			.sql("SELECT count(*) FROM a2_schedule WHERE session_id = ?")
-			.param(this.session.id())
-			.query(Long.class)
-			.single()).isZero();
+		assertThat(scheduledTasks()).isZero();
 	}
 
 	@Test
@@ -206,6 +198,14 @@ class ValidationIntegrationTests {
 		assertThatThrownBy(() -> this.session.state("nope")).isInstanceOf(A2Exception.class)
 			.extracting((ex) -> ((A2Exception) ex).code())
 			.isEqualTo(ErrorCode.UNKNOWN_REDUCER);
+	}
+
+	private long scheduledTasks() {
+		return JdbcClient.create(this.dataSource)
+			.sql("SELECT count(*) FROM a2_schedule WHERE session_id = ?")
+			.param(this.session.id())
+			.query(Long.class)
+			.single();
 	}
 
 	private void assertRejected(ThrowingCallable call, String message) {

@@ -161,7 +161,16 @@ final class ClaimLoops {
 					// sessions wait for a permit: this one waits behind them, rather than take the next permit
 					// that frees up (a session with a backlog would take them all, one after another)
 					starve(key);
-					break;
+					synchronized (state) {
+						if (!state.again) {
+							// ended under the lock a request takes: its turn starts a new loop
+							state.running = false;
+							state.removed = true;
+							break;
+						}
+						// its turn came at once (a permit was free), or a request came: this loop goes on
+						state.again = false;
+					}
 				}
 				turn = false;
 				List<Claim> claims = List.of();
