@@ -515,11 +515,6 @@ public final class Session {
 		return this.server.events.head(this.contract.name(), this.id).clearIndex();
 	}
 
-	/**
-	 * Stores a task for the sweep to deliver at {@code at}. Its delivery drops it unless the session's
-	 * clear index is then still {@code clearIndex}: a clear cancels the tasks of the time before it,
-	 * whenever they are stored (a run of an event from before the clear may go on after it).
-	 */
 	/** The earliest instant a task may be due at: one in the past is delivered at the next sweep. */
 	static final Instant EARLIEST_DUE = Instant.parse("0001-01-01T00:00:00Z");
 
@@ -539,6 +534,11 @@ public final class Session {
 		}
 	}
 
+	/**
+	 * Stores a task for the sweep to deliver at {@code at}. Its delivery drops it unless the session's
+	 * clear index is then still {@code clearIndex}: a clear cancels the tasks of the time before it,
+	 * whenever they are stored (a run of an event from before the clear may go on after it).
+	 */
 	void scheduleTask(String taskId, @Nullable Instant at, List<NewEvent> events, @Nullable Long ifLastIndex, boolean clear,
 			int clearIndex) {
 		WorkStore work = this.server.work;

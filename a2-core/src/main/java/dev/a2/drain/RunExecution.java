@@ -88,9 +88,8 @@ final class RunExecution {
 					finish = Finish.completed(claim, returned, through);
 					continue;
 				}
-				// a cursor's counters are its head event's: an event after one this claim completed is on its
-				// first try (as the cursor counts it when it fails there), so a reply is not told it is restarted
-				boolean firstTry = claim.cursor() && through > claim.position();
+				// past the head an event runs as its first try: a reply is not told it restarted for an event never tried
+				boolean firstTry = pastHead(claim, through);
 				int attempt = firstTry ? 1 : claim.attempt();
 				Cause cause = new Cause(consumer.name(), laneOf(consumer, claim), event.index(), attempt);
 				Observation observation = eventObservation(run, consumer, event).start();
@@ -246,8 +245,7 @@ final class RunExecution {
 
 	private Finish failed(Running run, Consumer consumer, Throwable ex, List<EventToStore> returned, long through,
 			long failedIndex) {
-		// a cursor's failures are its head event's: one that completed events before failing fails a new head once
-		int failures = (run.claim.cursor() && through > run.claim.position()) ? 1 : run.claim.failures() + 1;
+		int failures = pastHead(run.claim, through) ? 1 : run.claim.failures() + 1;
 		boolean dead = failures >= this.settings.maxFailures() || ex instanceof NonRetriableException;
 		Instant retryAt = this.host.clock().instant().plus(this.settings.retryDelay(failures));
 		// a message may hold what PostgreSQL cannot store (a NUL): refused, it would fail the write of every
@@ -264,6 +262,15 @@ final class RunExecution {
 		// a unit's index is its key; a cursor keeps what completed before the failure
 		return Finish.failed(run.claim, returned, run.claim.cursor() ? through : run.claim.index(), error, failedIndex,
 				retryAt, dead);
+	}
+
+	/**
+	 * Whether a cursor's attempt has gone past the event its counters (attempt, failures) are for: its
+	 * head. An event after one the attempt completed is on its first try, and fails there for the first
+	 * time, as the store counts it.
+	 */
+	private static boolean pastHead(Claim claim, long through) {
+		return claim.cursor() && through > claim.position();
 	}
 
 	private static @Nullable String laneOf(Consumer consumer, Claim claim) {
