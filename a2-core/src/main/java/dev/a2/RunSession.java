@@ -100,6 +100,14 @@ public final class RunSession {
 	}
 
 	/**
+	 * How long a presence write lasts unless the participant writes again (the server's presence
+	 * TTL): a run that shows what it does for longer writes it again within this time.
+	 */
+	public Duration presenceTtl() {
+		return this.session.server().presenceTtl;
+	}
+
+	/**
 	 * Drives a fixed-lane consumer's cursor in this session past the session's head, and answers
 	 * the index it reached; see {@link Session#consume(String, long)}.
 	 */

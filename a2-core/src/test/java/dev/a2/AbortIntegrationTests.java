@@ -365,6 +365,73 @@ class AbortIntegrationTests {
 		}
 	}
 
+	@Test
+	void aStopThatArrivesWhileNoAttemptRunsEndsWhatTheCrashedAttemptBegan() throws Exception {
+		CountDownLatch begun = new CountDownLatch(1);
+		List<Integer> attempts = new CopyOnWriteArrayList<>();
+		AtomicReference<A2Exception> reason = new AtomicReference<>();
+		Consumer assistant = Consumer.builder("chat", "assistant")
+			.types("message.sent")
+			.lane(Lane.keyed(Lane.KeyInput::session))
+			.abortOn("note", (trigger, arrived) -> arrived.payload(Note.class).text().equals("stop"))
+			.run((context) -> {
+				attempts.add(context.attempt());
+				if (context.signal().isAborted()) {
+					reason.set(context.signal().reason());
+					return note("stopped");
+				}
+				context.session().append("words", note("first words"));
+				begun.countDown();
+				TestContracts.blockUntilAborted();
+				return note("answer");
+			});
+		A2Server crashing = this.support.server(assistant);
+		Session session = crashing.session("chat", A2TestSupport.newSessionId());
+		session.append(message("q"));
+		assertThat(begun.await(20, TimeUnit.SECONDS)).isTrue();
+		crashing.halt();
+		// the user stops the answer while no instance runs it
+		this.support.server().session("chat", session.id()).append(note("stop"));
+
+		A2Server survivor = this.support.server(assistant);
+		survivor.sweep();
+		await().atMost(Duration.ofSeconds(20))
+			.until(() -> this.support.count("SELECT count(*) FROM a2_work WHERE session_id = ?", session.id()) == 0);
+		assertThat(notes(session)).extracting((note) -> note.payload(Note.class).text())
+			.containsExactly("first words", "stop", "stopped");
+		assertThat(attempts).containsExactly(1, 2);
+		assertThat(reason.get().code()).isEqualTo(ErrorCode.ABORTED);
+	}
+
+	@Test
+	void aStopThatArrivesWhileARetryWaitsKeepsTheRetryFromStartingWhenTheFailedAttemptLeftNothing() {
+		List<Integer> attempts = new CopyOnWriteArrayList<>();
+		Consumer assistant = Consumer.builder("chat", "assistant")
+			.types("message.sent")
+			.lane(Lane.keyed(Lane.KeyInput::session))
+			.abortOn("note", (trigger, arrived) -> arrived.payload(Note.class).text().equals("stop"))
+			.run((context) -> {
+				attempts.add(context.attempt());
+				if (context.attempt() == 1) {
+					throw new IllegalStateException("the provider is down");
+				}
+				return note("answer");
+			});
+		A2Server server = this.support.server(assistant);
+		Session session = server.session("chat", A2TestSupport.newSessionId());
+		session.append(message("q"));
+		await().atMost(Duration.ofSeconds(20)).until(() -> this.support
+			.count("SELECT count(*) FROM a2_work WHERE session_id = ? AND failures = 1", session.id()) == 1);
+		session.append(note("stop"));
+
+		this.support.clock.advance(Duration.ofMinutes(10));
+		server.sweep();
+		await().atMost(Duration.ofSeconds(20))
+			.until(() -> this.support.count("SELECT count(*) FROM a2_work WHERE session_id = ?", session.id()) == 0);
+		assertThat(attempts).containsExactly(1);
+		assertThat(notes(session)).extracting((note) -> note.payload(Note.class).text()).containsExactly("stop");
+	}
+
 	private static List<Event> notes(Session session) {
 		return session.history(0, 1000).events().stream().filter((e) -> e.type().equals("note")).toList();
 	}

@@ -11,6 +11,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 
 import dev.a2.A2Exception;
+import dev.a2.Cause;
 import dev.a2.Consumer;
 import dev.a2.ErrorCode;
 import dev.a2.Event;
@@ -141,7 +142,7 @@ final class Leases {
 	 * it for one that was there before it started.
 	 * @return the event that aborts it, or {@code null} when it starts
 	 */
-	@Nullable Event abortedBeforeStart(Running run, Event event) {
+	@Nullable AbortBeforeStart abortedBeforeStart(Running run, Event event) {
 		synchronized (run) {
 			run.current = event;
 			run.startedAfter = Running.DECIDING;
@@ -150,6 +151,7 @@ final class Leases {
 		}
 		long seen = event.index();
 		Event aborting = null;
+		boolean begun = false;
 		Consumer consumer = run.consumer;
 		if (consumer != null && !consumer.abortOn().isEmpty()) {
 			Set<String> types = types(consumer);
@@ -159,6 +161,10 @@ final class Leases {
 						ABORT_SCAN);
 				for (StoredEvent later : page) {
 					seen = later.index();
+					Cause cause = later.cause();
+					if (cause != null && cause.index() == event.index() && cause.consumer().equals(consumer.name())) {
+						begun = true;
+					}
 					if (types.contains(later.type())) {
 						Event arrived = this.host.decode(run.claim.contract(), later);
 						if (aborts(consumer, event, arrived)) {
@@ -183,7 +189,26 @@ final class Leases {
 		if (aborting == null && arrivedMeanwhile) {
 			onTimer(() -> abortOnLaterEvents(run));
 		}
-		return aborting;
+		return (aborting != null) ? new AbortBeforeStart(aborting, begun) : null;
+	}
+
+	/**
+	 * Aborts a run before its code starts, for an abort event that arrived while no attempt of its
+	 * event ran, after an earlier attempt had begun (see {@link AbortBeforeStart#begun()}).
+	 */
+	void abortAtStart(Running run, Event aborting) {
+		abort(run, new Running.Abort(aborting.type(), aborting.index()), "event " + aborting.index() + " of type '"
+				+ aborting.type() + "' arrived while no attempt ran, after an earlier attempt had begun");
+	}
+
+	/**
+	 * An abort event in the log before an event's run could start.
+	 * @param aborting the event that aborts the run
+	 * @param begun whether an earlier attempt of the consumer's run of the event began and left events of its
+	 * own in the log before it (an assistant's first words): their work is half done, and the code is
+	 * to end it (a reply's end event), so this attempt runs with its signal aborted instead of not at all
+	 */
+	record AbortBeforeStart(Event aborting, boolean begun) {
 	}
 
 	/**

@@ -81,12 +81,21 @@ final class RunExecution {
 					finish = failed(run, consumer, ex, returned, through, stored.index());
 					break;
 				}
-				Event aborting = this.leases.abortedBeforeStart(run, event);
-				if (aborting != null) {
-					notStarted(run, consumer, event, aborting);
+				Leases.AbortBeforeStart abort = this.leases.abortedBeforeStart(run, event);
+				if (abort != null && !abort.begun()) {
+					notStarted(run, consumer, event, abort.aborting());
 					through = event.index();
 					finish = Finish.completed(claim, returned, through);
 					continue;
+				}
+				if (abort != null) {
+					// an earlier attempt began and its instance died (or let go) before the abort event came: not
+					// running at all would leave what it began without an end (a reply streaming for ever), so the
+					// code runs as if aborted at its start, and what it returns commits with the abort
+					this.leases.abortAtStart(run, abort.aborting());
+					// the signal tells the code, which has not begun: the interrupt the abort left on this thread
+					// would only fail the code's first call to the store (the end event it appends)
+					Thread.interrupted();
 				}
 				// past the head an event runs as its first try: a reply is not told it restarted for an event never tried
 				boolean firstTry = pastHead(claim, through);

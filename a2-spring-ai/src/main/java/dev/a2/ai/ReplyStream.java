@@ -94,6 +94,10 @@ public final class ReplyStream {
 		if (earlier != null && earlier.end() != null) {
 			return ended(earlier);
 		}
+		ReplyOutcome stopped = stoppedBeforeThisAttempt(context, writer, earlier);
+		if (stopped != null) {
+			return stopped;
+		}
 		String partial = (earlier != null && continuePartial) ? earlier.text() : "";
 		claim(context, writer, earlier, partial);
 		writer.activity("thinking");
@@ -117,6 +121,10 @@ public final class ReplyStream {
 		Turn earlier = earlierAttempt(context, writer);
 		if (earlier != null && earlier.end() != null) {
 			return ended(earlier);
+		}
+		ReplyOutcome stopped = stoppedBeforeThisAttempt(context, writer, earlier);
+		if (stopped != null) {
+			return stopped;
 		}
 		claim(context, writer, earlier, "");
 		Conversation conversation = (Conversation) context.session().state(AiEvents.CONVERSATION).state();
@@ -262,6 +270,25 @@ public final class ReplyStream {
 		}
 	}
 
+	/**
+	 * Ends the reply an earlier attempt began when the Stop came while no attempt ran (its instance
+	 * died mid-reply): this attempt starts aborted, and the reply ends stopped with the text the
+	 * earlier attempt stored, as a Stop pressed while it streamed would have left it. The model is
+	 * not asked. {@code null} when this attempt is to go on.
+	 */
+	private static @Nullable ReplyOutcome stoppedBeforeThisAttempt(ConsumerContext context, ReplyWriter writer,
+			@Nullable Turn earlier) {
+		A2Exception reason = context.signal().reason();
+		if (earlier == null || reason == null || !stopsTheReply(context, reason)) {
+			return null;
+		}
+		claim(context, writer, earlier, earlier.text());
+		writer.stopped(reason.getMessage());
+		// the status the dead attempt showed would otherwise stay until the presence TTL
+		writer.activity("idle");
+		return new ReplyOutcome(ReplyOutcome.Ending.STOPPED, earlier.text());
+	}
+
 	/** The reply an earlier attempt of this run wrote, or {@code null} when there is none. */
 	private static @Nullable Turn earlierAttempt(ConsumerContext context, ReplyWriter writer) {
 		if (context.attempt() == 1) {
@@ -354,9 +381,16 @@ public final class ReplyStream {
 		try {
 			// chunks the model sent before an abort wait in the queue ahead of it: none is written after it
 			while (!context.signal().isAborted()) {
-				Object item = next(context, queue, writer.hasPending() ? Math.max(0, flushAt - System.nanoTime()) : -1);
+				// the shown activity is written again while the model thinks or streams, so it outlasts the presence TTL
+				writer.renewActivity();
+				long flushWait = writer.hasPending() ? Math.max(0, flushAt - System.nanoTime()) : -1;
+				long renewalWait = writer.untilActivityRenewal();
+				long wait = (flushWait < 0 || (renewalWait >= 0 && renewalWait < flushWait)) ? renewalWait : flushWait;
+				Object item = next(context, queue, wait);
 				if (item == null) {
-					writer.flush();
+					if (writer.hasPending() && System.nanoTime() - flushAt >= 0) {
+						writer.flush();
+					}
 				}
 				else if (item instanceof ChatResponse response) {
 					String text = read(response, step, toolCalls);
@@ -412,8 +446,8 @@ public final class ReplyStream {
 	}
 
 	/**
-	 * The next item of the stream: waits for one when {@code waitNanos} is negative (nothing to flush),
-	 * else answers {@code null} when {@code waitNanos} passed first (0: the flush is due).
+	 * The next item of the stream: waits for one when {@code waitNanos} is negative (nothing to flush
+	 * or renew), else answers {@code null} when {@code waitNanos} passed first (0: a flush or renewal is due).
 	 */
 	private static @Nullable Object next(ConsumerContext context, LinkedBlockingQueue<Object> queue, long waitNanos) {
 		try {

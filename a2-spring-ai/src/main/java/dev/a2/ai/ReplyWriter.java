@@ -1,5 +1,6 @@
 package dev.a2.ai;
 
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 
@@ -43,11 +44,22 @@ final class ReplyWriter {
 
 	private int pendingChunks;
 
+	private @Nullable String activity;
+
+	private long activityWrittenAt;
+
+	private final long renewActivityEvery;
+
 	ReplyWriter(ConsumerContext context, ReplySettings settings) {
 		this.session = context.session();
 		this.settings = settings;
 		this.replyTo = context.event().index();
 		this.attempt = context.attempt();
+		// as a client keeps its presence: written again every third of the TTL, so it never lapses in between
+		// (a TTL of centuries, past a long's nanoseconds, is never renewed)
+		Duration ttl = this.session.presenceTtl();
+		this.renewActivityEvery = (ttl.getSeconds() >= Long.MAX_VALUE / 1_000_000_000L) ? Long.MAX_VALUE
+				: Math.max(1, ttl.toNanos() / 3);
 	}
 
 	long replyTo() {
@@ -156,8 +168,29 @@ final class ReplyWriter {
 		append("end", events);
 	}
 
+	/**
+	 * Nanoseconds until the activity shown must be written again for it not to expire while the run
+	 * goes on (a model that thinks, or streams, for longer than the presence TTL); -1 when none is shown.
+	 */
+	long untilActivityRenewal() {
+		if (this.activity == null || this.activity.equals("idle")) {
+			return -1;
+		}
+		return Math.max(0, this.renewActivityEvery - (System.nanoTime() - this.activityWrittenAt));
+	}
+
+	/** Writes the activity shown again when its renewal is due. */
+	void renewActivity() {
+		String shown = this.activity;
+		if (shown != null && untilActivityRenewal() == 0) {
+			activity(shown);
+		}
+	}
+
 	/** Shows the assistant's activity; presence is a courtesy, so a failure to write it ends nothing. */
 	void activity(String activity) {
+		this.activity = activity;
+		this.activityWrittenAt = System.nanoTime();
 		try {
 			this.session.presence(PresenceWrite.of(this.settings.participant(), Map.of(AiEvents.PRESENCE_FIELD, activity)));
 		}

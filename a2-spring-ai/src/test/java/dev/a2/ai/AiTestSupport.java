@@ -54,6 +54,11 @@ final class AiTestSupport implements AutoCloseable {
 
 	/** An instance: its own LISTEN connection, so it hears of other instances' appends (a stop) at once. */
 	A2Server server(Consumer... consumers) {
+		return server(Duration.ofSeconds(60), consumers);
+	}
+
+	/** An instance whose presence writes last {@code presenceTtl} of the clock. */
+	A2Server server(Duration presenceTtl, Consumer... consumers) {
 		PostgresSessionChanges changes = new PostgresSessionChanges(this.dataSource);
 		this.changes.add(changes);
 		await().atMost(Duration.ofSeconds(20)).until(changes::connected);
@@ -63,7 +68,8 @@ final class AiTestSupport implements AutoCloseable {
 			.contract(chat())
 			.clock(this.clock)
 			.drain(DrainSettings.DEFAULTS.withLease(LEASE))
-			.stopGrace(Duration.ofSeconds(5));
+			.stopGrace(Duration.ofSeconds(5))
+			.presenceTtl(presenceTtl);
 		for (Consumer consumer : consumers) {
 			builder.consumer(consumer);
 		}

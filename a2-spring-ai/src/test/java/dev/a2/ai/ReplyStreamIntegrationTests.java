@@ -1,7 +1,10 @@
 package dev.a2.ai;
 
 import java.time.Duration;
+import java.time.Instant;
 import java.util.List;
+import java.util.Map;
+import java.util.Objects;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -14,6 +17,7 @@ import dev.a2.A2Server;
 import dev.a2.Consumer;
 import dev.a2.Event;
 import dev.a2.NewEvent;
+import dev.a2.PresenceValue;
 import dev.a2.Session;
 import dev.a2.ai.AiEvents.ReplyCompleted;
 import dev.a2.ai.AiEvents.ReplyDelta;
@@ -22,6 +26,7 @@ import dev.a2.ai.AiEvents.ReplyStopped;
 import dev.a2.ai.AiTestSupport.MessageSent;
 import dev.a2.ai.AiTestSupport.StopRequested;
 import dev.a2.ai.ScriptedModel.Script;
+import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.springframework.ai.chat.model.ChatModel;
@@ -211,6 +216,83 @@ class ReplyStreamIntegrationTests {
 		assertThat(model.cancellations.get()).isEqualTo(1);
 		await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> assertThat(
 				session.presence().participants().get("assistant").get(AiEvents.PRESENCE_FIELD).value()).isEqualTo("idle"));
+	}
+
+	/**
+	 * The instance streaming a reply dies; the user presses Stop before another instance takes the run
+	 * over. The takeover's attempt never starts (its abort event is in the log before it), so nothing
+	 * writes the reply's end: readers see the first attempt's text streaming for ever.
+	 */
+	@Test
+	void aStopPressedWhileTheReplyingInstanceIsDownEndsTheReplyStoppedWithTheTextShown() {
+		ScriptedModel model = new ScriptedModel(Script.hanging(2, TOKEN, ScriptedModel.words("one two three four")),
+				Script.answer(TOKEN, ScriptedModel.words("one two three four")));
+		A2Server dying = this.support.server(assistant(model, fastFlush()));
+		Session session = dying.session("chat", "stop-while-down");
+		long replyTo = session.append(NewEvent.of("message.sent", new MessageSent("go on"))).get(0).index();
+		await().atMost(Duration.ofSeconds(20)).until(() -> storedReply(session, replyTo).equals("one two "));
+		AiTestSupport.halt(dying);
+
+		A2Server survivor = this.support.server(assistant(model, fastFlush()));
+		Session seen = survivor.session("chat", "stop-while-down");
+		seen.append(NewEvent.of("stop.requested", new StopRequested("ann")));
+		this.support.leasesLapse();
+		survivor.sweep();
+
+		await().atMost(Duration.ofSeconds(20))
+			.alias("the reply has an end event; log: " + types(seen))
+			.until(() -> ((Conversation) seen.state(AiEvents.CONVERSATION).state()).reply(replyTo).end() != null);
+		// ended as a Stop pressed while it streamed: the text the user saw, stopped, the model not asked again
+		Conversation.Turn reply = ((Conversation) seen.state(AiEvents.CONVERSATION).state()).reply(replyTo);
+		assertThat(reply.end()).isEqualTo(AiEvents.REPLY_STOPPED);
+		assertThat(reply.text()).isEqualTo("one two ");
+		assertThat(model.calls()).isOne();
+		assertThat(seen.presence().participants().get("assistant").get(AiEvents.PRESENCE_FIELD).value()).isEqualTo("idle");
+	}
+
+	@Test
+	void aModelThatThinksLongerThanThePresenceTtlStillShowsThinking() {
+		ScriptedModel model = new ScriptedModel(Script.hanging(0, TOKEN, "never"));
+		assertActivityOutlastsThePresenceTtl(model, "thinking");
+	}
+
+	@Test
+	void aReplyThatStreamsLongerThanThePresenceTtlStillShowsStreaming() {
+		String[] tokens = IntStream.range(0, 5000).mapToObj((i) -> "t" + i + " ").toArray(String[]::new);
+		ScriptedModel model = new ScriptedModel(Script.answer(TOKEN, tokens));
+		assertActivityOutlastsThePresenceTtl(model, "streaming");
+	}
+
+	/**
+	 * The run shows {@code activity}; the clock passes the presence TTL of its first write while the
+	 * model still thinks or streams, and readers still see it, as the run wrote it again meanwhile.
+	 */
+	private void assertActivityOutlastsThePresenceTtl(ScriptedModel model, String activity) {
+		// the run writes its activity again every third of the TTL, of real time: a few seconds here
+		Duration ttl = Duration.ofSeconds(6);
+		A2Server server = this.support.server(ttl, assistant(model, fastFlush()));
+		Session session = server.session("chat", "long-" + activity);
+		session.append(NewEvent.of("message.sent", new MessageSent("take your time")));
+		Instant shown = await().atMost(Duration.ofSeconds(20)).until(() -> activityAt(session, activity), Objects::nonNull);
+
+		this.support.clock.advance(ttl.minusSeconds(2));
+		await().atMost(Duration.ofSeconds(30))
+			.alias("the run writes '" + activity + "' again before the presence TTL lapses")
+			.until(() -> activityAt(session, activity), (at) -> at != null && at.isAfter(shown));
+		this.support.clock.advance(Duration.ofSeconds(4));
+
+		assertThat(activityAt(session, activity)).as("'" + activity + "' shown past the first write's TTL, while the run goes on")
+			.isNotNull();
+		assertThat(types(session)).doesNotContain(AiEvents.REPLY_COMPLETED);
+		session.append(NewEvent.of("stop.requested", new StopRequested("ann")));
+		await().atMost(Duration.ofSeconds(20)).until(() -> types(session).contains(AiEvents.REPLY_STOPPED));
+	}
+
+	/** When the assistant's {@code ai.status} was written, if it shows {@code activity} now. */
+	private static @Nullable Instant activityAt(Session session, String activity) {
+		Map<String, PresenceValue> fields = session.presence().participants().get("assistant");
+		PresenceValue status = (fields != null) ? fields.get(AiEvents.PRESENCE_FIELD) : null;
+		return (status != null && activity.equals(status.value())) ? status.at() : null;
 	}
 
 	@Test
