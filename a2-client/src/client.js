@@ -626,14 +626,34 @@ class Session {
       return;
     }
     this.stateReads = { again: false };
+    this.readStates().finally(() => { this.stateReads = null; });
+  }
+
+  async readStates() {
     const url = this.client.url(this.contract, this.id, "/state/" + encodeURIComponent(this.reducer));
-    this.client.call("GET", url, undefined, { signal: this.controller.signal })
-      .then((state) => { if (!this.closed) this.receiveState(state); }, () => {})
-      .finally(() => {
-        const again = this.stateReads && this.stateReads.again;
-        this.stateReads = null;
-        if (again && !this.closed) this.readState();
-      });
+    let attempt = 0;
+    while (!this.closed) {
+      this.stateReads.again = false;
+      try {
+        const state = await this.client.call("GET", url, undefined, { signal: this.controller.signal });
+        if (this.closed) return;
+        this.receiveState(state);
+        attempt = 0;
+        if (!this.stateReads.again) return;
+      } catch (e) {
+        if (this.closed) return;
+        if (e instanceof A2Error && !e.retryable) {
+          // a reducer the contract does not have (404), a refusal: as over SSE, the view fails with the code and
+          // leaves the socket, until the page calls reconnect(); the session's other views go on
+          const line = this.client.sockets.get(this.contract);
+          if (line) line.unsubscribe(this);
+          this.setStatus("error", e);
+          return;
+        }
+        // cut by the network, a 5xx: no batch may come to ask again, so the view asks again itself
+        await sleep(backoff(attempt++, this.client.backoff), this.controller.signal);
+      }
+    }
   }
 
   // --- the SSE stream: fetch, so a 401 or 403 is seen (EventSource hides the status)

@@ -41,6 +41,41 @@ test("a subscription the server refuses fails that view only, with its code", { 
   await until(good, (v) => sent(v).length === 1);
 });
 
+test("over the socket, a view whose state names no reducer fails with UNKNOWN_REDUCER, as over SSE, and the session's other views go on",
+  { skip: NO_SERVER || NO_WEBSOCKET }, async (t) => {
+    const a2 = client(t, { transport: "socket" });
+    const id = sessionId("socket-reducer");
+    const good = a2.session("chat", id, { state: "summary" });
+    const typo = a2.session("chat", id, { state: "no-such-reducer" });
+    const view = await until(typo, (v) => v.status === "error" && v, "the view to fail");
+    assert.equal(view.error.code, "UNKNOWN_REDUCER");
+    await good.push([message("fine")]);
+    await until(good, (v) => sent(v).length === 1 && v.status === "live" && v.state && v.state.state.messages === 1,
+      "the other view's message and state");
+  });
+
+test("over the socket, a state read cut by the network is read again", { skip: NO_SERVER || NO_WEBSOCKET }, async (t) => {
+  let cutting = false;
+  let cut = 0;
+  const a2 = client(t, { transport: "socket", fetch: (url, init) => {
+    if (cutting && String(url).includes("/state/")) {
+      cut++;
+      return Promise.reject(new TypeError("fetch failed"));
+    }
+    return fetch(url, init);
+  } });
+  const room = a2.session("chat", sessionId("socket-state-cut"), { state: "summary" });
+  await room.push([message("before")]);
+  await until(room, (v) => v.state && v.state.state.messages === 1, "the state of the first message");
+  // the read after the next batch is cut; no batch comes after it (stop.requested writes nothing more)
+  cutting = true;
+  await room.push([{ type: "stop.requested", payload: { thread: "tester" } }]);
+  await eventually(() => cut > 0 && !room.view.pending.length, "the state read to be cut");
+  cutting = false;
+  const view = await until(room, (v) => v.state && v.state.index === v.lastIndex && v, "the state as of the last event, read again");
+  assert.equal(view.state.state.messages, 1);
+});
+
 for (const transport of ["sse", "socket"]) {
   test("two views of one session on one client both show its events and presence, and one closed leaves the other live ("
     + transport + ")", { skip: NO_SERVER || (transport === "socket" && NO_WEBSOCKET) }, async (t) => {
