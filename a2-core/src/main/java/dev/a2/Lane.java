@@ -10,8 +10,9 @@ import org.jspecify.annotations.Nullable;
  * <ul>
  * <li>{@link #independent()}: every matching event is a unit of its own; units run concurrently and
  * fail, retry and dead-letter independently.</li>
- * <li>{@link #keyed(BiFunction)}: units with the same key run one after another in index order;
- * different keys run concurrently; a {@code null} key means independent.</li>
+ * <li>{@link #keyed(BiFunction)}: units of a session with the same key run one after another in
+ * index order; different keys run concurrently, and so does the same key in another session; a
+ * {@code null} key means independent.</li>
  * <li>{@link #fixed(String)}: one cursor per session that walks the log of the consumer's types in
  * order, like a projection. Only such consumers can be {@code consume}d and backfill.</li>
  * </ul>

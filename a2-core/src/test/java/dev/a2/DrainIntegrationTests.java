@@ -89,6 +89,38 @@ class DrainIntegrationTests {
 		seen.values().forEach((indexes) -> assertThat(indexes).isSorted().doesNotHaveDuplicates().hasSize(20));
 	}
 
+	/**
+	 * A key orders the units of one session, as every claim reads one session: an order workflow with a
+	 * session per order and its customer as the key gets no order across the customer's sessions, and a
+	 * dead letter blocks the customer's later units of that session only.
+	 */
+	@Test
+	void aKeyedLaneOrdersTheUnitsOfOneSessionOnly() {
+		List<String> done = new CopyOnWriteArrayList<>();
+		Consumer perAuthor = Consumer.builder("chat", "per-author")
+			.types("message.sent")
+			.lane(Lane.keyed((input) -> ((MessageSent) input.payload()).author()))
+			.run((context) -> {
+				MessageSent sent = context.event().payload(MessageSent.class);
+				if (sent.text().equals("poison")) {
+					throw new NonRetriableException("declined");
+				}
+				done.add(context.session().id() + " " + sent.text());
+				return null;
+			});
+		A2Server server = this.support.server(perAuthor);
+		Session first = server.session("chat", A2TestSupport.newSessionId());
+		Session second = server.session("chat", A2TestSupport.newSessionId());
+		first.append(NewEvent.of("message.sent", new MessageSent("poison", "ann")),
+				NewEvent.of("message.sent", new MessageSent("behind", "ann")));
+		await().atMost(Duration.ofSeconds(20)).until(() -> server.deadLetters("chat", first.id(), null, 10).size() == 1);
+		second.append(NewEvent.of("message.sent", new MessageSent("elsewhere", "ann")));
+
+		await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> assertThat(done).containsExactly(second.id() + " elsewhere"));
+		assertThat(this.support.count("SELECT count(*) FROM a2_work WHERE session_id = '" + first.id() + "' AND NOT dead"))
+			.as("ann's later unit in the session of the dead letter waits behind it").isEqualTo(1);
+	}
+
 	@Test
 	void unitsAndCursorsTogetherRunNoMoreAtOnceThanTheConcurrency() {
 		AtomicInteger running = new AtomicInteger();

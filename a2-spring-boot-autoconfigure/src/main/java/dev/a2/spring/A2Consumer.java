@@ -43,8 +43,9 @@ public @interface A2Consumer {
 
 	/**
 	 * A keyed lane: a SpEL expression computing each event's key from {@code #session} (the session
-	 * id), {@code #type}, {@code #id} and {@code #payload}; units with the same key run one after
-	 * another. A {@code null} key means independent. Example: {@code "#payload.author()"}.
+	 * id), {@code #type}, {@code #id} and {@code #payload}; units of a session with the same key run one
+	 * after another (a key orders nothing across sessions). A {@code null} key means independent.
+	 * Example: {@code "#payload.author()"}.
 	 */
 	String laneKey() default "";
 

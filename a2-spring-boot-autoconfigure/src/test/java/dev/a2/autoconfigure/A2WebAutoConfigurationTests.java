@@ -11,11 +11,15 @@ import dev.a2.web.A2Routes;
 import dev.a2.web.A2SocketHandler;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.jackson.autoconfigure.JacksonAutoConfiguration;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.boot.test.context.runner.ReactiveWebApplicationContextRunner;
+import org.springframework.boot.test.context.runner.WebApplicationContextRunner;
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.jdbc.datasource.DelegatingDataSource;
@@ -74,6 +78,36 @@ class A2WebAutoConfigurationTests {
 			.withBean(DataSource.class, () -> new DelegatingDataSource(this.dataSource))
 			.withUserConfiguration(ChatContract.class)
 			.run((context) -> assertThat(context).doesNotHaveBean(A2Routes.class));
+	}
+
+	@Test
+	@ExtendWith(OutputCaptureExtension.class)
+	void aServletApplicationIsToldThatItServesNoEndpoints(CapturedOutput output) {
+		new WebApplicationContextRunner()
+			.withConfiguration(AutoConfigurations.of(A2AutoConfiguration.class, A2AuthorizationAutoConfiguration.class,
+					A2WebAutoConfiguration.class))
+			.withBean(DataSource.class, () -> new DelegatingDataSource(this.dataSource))
+			.withUserConfiguration(ChatContract.class)
+			.run((context) -> {
+				assertThat(context).hasNotFailed().doesNotHaveBean(A2Routes.class);
+				context.getBean(A2Authorizer.class);   // as the actuator endpoint asks it
+				assertThat(output).contains("A2's endpoints under /a2 are not served")
+					.contains("spring-boot-starter-webflux")
+					.doesNotContain("endpoints under /a2 and its actuator endpoint are open")
+					.contains("A2's actuator endpoint is open to every caller that reaches it");
+			});
+	}
+
+	@Test
+	@ExtendWith(OutputCaptureExtension.class)
+	void aServletApplicationThatTurnedTheEndpointsOffIsNotTold(CapturedOutput output) {
+		new WebApplicationContextRunner()
+			.withConfiguration(AutoConfigurations.of(A2AutoConfiguration.class, A2AuthorizationAutoConfiguration.class,
+					A2WebAutoConfiguration.class))
+			.withBean(DataSource.class, () -> new DelegatingDataSource(this.dataSource))
+			.withUserConfiguration(ChatContract.class)
+			.withPropertyValues("a2.web.enabled=false")
+			.run((context) -> assertThat(output).doesNotContain("are not served"));
 	}
 
 	@Configuration(proxyBeanMethods = false)

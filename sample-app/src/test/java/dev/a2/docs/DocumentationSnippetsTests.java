@@ -16,7 +16,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * The Java the documentation shows is code that compiles, shown verbatim (tabs as four spaces): the
  * README's new application is {@code com.example.shop.ShopApplication} of this module's tests, which
  * {@code ShopApplicationIntegrationTests} runs; the blocks of docs/web.md are the tagged regions of
- * {@link WebPageSnippets}; the README's consumer test is the sample's {@code DeliveryTests}; docs/testing.md's unit test is a region of {@code AssistantConsumerTests}. The README also names the Spring Boot, Java and A2 versions the build uses.
+ * {@link WebPageSnippets}; the README's consumer test is the sample's {@code DeliveryTests}; docs/testing.md's unit test is a region of {@code AssistantConsumerTests}. The README also names the Spring Boot, Java and A2 versions the build uses, and every dependency on A2 a page shows names its version.
  */
 class DocumentationSnippetsTests {
 
@@ -69,6 +69,30 @@ class DocumentationSnippetsTests {
 		assertThat(readme).contains("<version>" + tag(pom, "spring-boot.version") + "</version>")
 			.contains("<version>" + tag(pom, "version") + "</version>")
 			.contains("Java " + tag(pom, "java.version"));
+	}
+
+	/**
+	 * A2 is not published with a BOM: a dependency on one of its modules copied from a page without a
+	 * version does not build ("'dependencies.dependency.version' for dev.a2:a2-test:jar is missing").
+	 */
+	@Test
+	void everyA2DependencyTheDocsShowNamesItsVersion() throws IOException {
+		String version = tag(Files.readString(ROOT.resolve("pom.xml")), "version");
+		List<Path> pages = new ArrayList<>(List.of(ROOT.resolve("README.md")));
+		try (var docs = Files.list(ROOT.resolve("docs"))) {
+			docs.filter((page) -> page.toString().endsWith(".md")).sorted().forEach(pages::add);
+		}
+		Matcher dependency = Pattern.compile("<dependency>(.*?)</dependency>", Pattern.DOTALL).matcher("");
+		for (Path page : pages) {
+			dependency.reset(Files.readString(page));
+			while (dependency.find()) {
+				String shown = dependency.group(1);
+				if (shown.contains("<groupId>dev.a2</groupId>")) {
+					assertThat(shown).as("a dependency on A2 shown in %s", page.getFileName())
+						.contains("<version>" + version + "</version>");
+				}
+			}
+		}
 	}
 
 	static List<String> javaBlocks(Path page) throws IOException {
