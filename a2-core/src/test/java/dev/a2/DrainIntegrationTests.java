@@ -427,6 +427,85 @@ class DrainIntegrationTests {
 	}
 
 	@Test
+	void aRedrivenCursorRetriesItsHeadAsItsNextAttempt() {
+		List<Integer> attempts = new CopyOnWriteArrayList<>();
+		Consumer projection = Consumer.builder("chat", "projection").types("message.sent").lane(Lane.fixed("projection"))
+			.run((context) -> {
+				attempts.add(context.attempt());
+				if (attempts.size() == 1) {
+					throw new NonRetriableException("declined");
+				}
+				return null;
+			});
+		A2Server server = this.support.server(projection);
+		Session session = server.session("chat", A2TestSupport.newSessionId());
+		session.append(message("charge"));
+		await().atMost(Duration.ofSeconds(20)).until(() -> server.deadLetters("chat", session.id(), "projection", 10).size() == 1);
+		assertThat(server.redrive("chat", session.id(), "projection", 1, RedriveAction.RETRY)).isTrue();
+		assertThat(session.consume("projection")).isEqualTo(1);
+		assertThat(attempts).containsExactly(1, 2);
+	}
+
+	/** The limit of takeovers counts the attempts after a redrive: a redriven unit survives a crash as a new one does. */
+	@Test
+	void aRedrivenUnitIsTakenOverAfterACrashAsAnyUnitIs() throws Exception {
+		List<Integer> attempts = new CopyOnWriteArrayList<>();
+		List<CountDownLatch> started = List.of(new CountDownLatch(1), new CountDownLatch(1), new CountDownLatch(1));
+		Consumer worker = Consumer.builder("chat", "worker").types("message.sent").run((context) -> {
+			attempts.add(context.attempt());
+			if (context.attempt() <= started.size()) {
+				started.get(context.attempt() - 1).countDown();
+				TestContracts.blockUntilAborted();
+			}
+			return note("done");
+		});
+		DrainSettings twoAttempts = DrainSettings.DEFAULTS.withMaxFailures(2);
+		A2Server first = this.support.server(twoAttempts, worker);
+		Session session = first.session("chat", A2TestSupport.newSessionId());
+		session.append(message("work"));
+		assertThat(started.get(0).await(20, TimeUnit.SECONDS)).isTrue();
+		first.halt();
+		A2Server second = this.support.server(twoAttempts, worker);
+		second.sweep();
+		assertThat(started.get(1).await(20, TimeUnit.SECONDS)).isTrue();
+		second.halt();
+		// its second attempt lapsed too: dead-lettered, then redriven by an operator
+		A2Server third = this.support.server(twoAttempts, worker);
+		third.sweep();
+		await().atMost(Duration.ofSeconds(20)).until(() -> third.deadLetters("chat", session.id(), "worker", 10).size() == 1);
+		assertThat(third.redrive("chat", session.id(), "worker", 1, RedriveAction.RETRY)).isTrue();
+		assertThat(started.get(2).await(20, TimeUnit.SECONDS)).isTrue();
+		third.halt();
+
+		A2Server fourth = this.support.server(twoAttempts, worker);
+		fourth.sweep();
+		await().atMost(Duration.ofSeconds(20))
+			.until(() -> this.support.count("SELECT count(*) FROM a2_work WHERE session_id = ?", session.id()) == 0);
+		assertThat(attempts).containsExactly(1, 2, 3, 4);
+		assertThat(fourth.deadLetters("chat", session.id(), "worker", 10)).isEmpty();
+	}
+
+	/** §5.1: attempt() is 1 on the first try; §6.4: a retry gives a fresh failure count, not a first try. */
+	@Test
+	void aRedrivenRunIsNotItsEventsFirstTry() {
+		List<Integer> attempts = new CopyOnWriteArrayList<>();
+		Consumer once = Consumer.builder("chat", "once").types("message.sent").run((context) -> {
+			attempts.add(context.attempt());
+			if (attempts.size() == 1) {
+				throw new NonRetriableException("declined");
+			}
+			return null;
+		});
+		A2Server server = this.support.server(once);
+		Session session = server.session("chat", A2TestSupport.newSessionId());
+		session.append(message("charge"));
+		await().atMost(Duration.ofSeconds(20)).until(() -> server.deadLetters("chat", session.id(), "once", 10).size() == 1);
+		assertThat(server.redrive("chat", session.id(), "once", 1, RedriveAction.RETRY)).isTrue();
+		await().atMost(Duration.ofSeconds(20)).until(() -> attempts.size() == 2);
+		assertThat(attempts).containsExactly(1, 2);
+	}
+
+	@Test
 	void skipUnblocksTheLaneAndNonRetriableDeadLettersAtOnce() {
 		List<Long> done = new CopyOnWriteArrayList<>();
 		Consumer strict = Consumer.builder("chat", "strict")

@@ -72,7 +72,7 @@ public final class PostgresWorkStore implements WorkStore {
 	/** A claimable unit: not dead, due, not leased (or its lease lapsed with attempts left). */
 	private static final String RUNNABLE = """
 			NOT c.dead AND (c.due_at IS NULL OR c.due_at <= :now)
-			AND (c.lease_until IS NULL OR (c.lease_until < :now AND c.attempt < :maxAttempts))""";
+			AND (c.lease_until IS NULL OR (c.lease_until < :now AND c.attempt - c.attempts_before < :maxAttempts))""";
 
 	/**
 	 * Every claim becomes one run on one of the instance's run permits, so units and cursors together
@@ -168,7 +168,8 @@ public final class PostgresWorkStore implements WorkStore {
 	private static final String FINISH_CURSORS = """
 			UPDATE a2_cursor k
 			SET position = f.idx, failures = CASE WHEN f.idx > k.position THEN 1 ELSE k.failures + 1 END,
-			    attempt = CASE WHEN f.idx > k.position THEN 1 ELSE k.attempt END, last_error = f.error, due_at = f.retry_at, claim = NULL,
+			    attempt = CASE WHEN f.idx > k.position THEN 1 ELSE k.attempt END,
+			    attempts_before = CASE WHEN f.idx > k.position THEN 0 ELSE k.attempts_before END, last_error = f.error, due_at = f.retry_at, claim = NULL,
 			    lease_until = NULL, dead = f.dead, failed_idx = f.failed_idx, failed_at = CASE WHEN f.dead THEN :now END
 			FROM unnest(:contracts, :sessions, :consumers, :indexes, :claims, :errors, :retryAts, :deads, :failedIndexes)
 			     AS f(contract, session_id, consumer, idx, claim, error, retry_at, dead, failed_idx)
@@ -178,8 +179,8 @@ public final class PostgresWorkStore implements WorkStore {
 
 	private static final String COMPLETE_CURSORS = """
 			UPDATE a2_cursor k
-			SET position = f.idx, attempt = 0, failures = 0, due_at = NULL, claim = NULL, lease_until = NULL,
-			    last_error = NULL, failed_idx = NULL, failed_at = NULL
+			SET position = f.idx, attempt = 0, attempts_before = 0, failures = 0, due_at = NULL, claim = NULL,
+			    lease_until = NULL, last_error = NULL, failed_idx = NULL, failed_at = NULL
 			FROM unnest(:contracts, :sessions, :consumers, :indexes, :claims) AS f(contract, session_id, consumer, idx, claim)
 			WHERE k.contract = f.contract AND k.session_id = f.session_id AND k.consumer = f.consumer AND k.claim = f.claim
 			  AND k.contract = ANY(:contractSet) AND k.session_id = ANY(:sessionSet)
@@ -314,9 +315,9 @@ public final class PostgresWorkStore implements WorkStore {
 
 	/** The sessions with a lease lapsed after its last allowed attempt: a read, which locks nothing. */
 	private static final String EXHAUSTED_SESSIONS = """
-			SELECT contract, session_id FROM a2_work WHERE lease_until < :now AND attempt >= :maxAttempts AND NOT dead
+			SELECT contract, session_id FROM a2_work WHERE lease_until < :now AND attempt - attempts_before >= :maxAttempts AND NOT dead
 			UNION
-			SELECT contract, session_id FROM a2_cursor WHERE lease_until < :now AND attempt >= :maxAttempts AND NOT dead""";
+			SELECT contract, session_id FROM a2_cursor WHERE lease_until < :now AND attempt - attempts_before >= :maxAttempts AND NOT dead""";
 
 	/**
 	 * Dead-letters the units and cursors whose last allowed attempt lapsed. Like the lapse of orphaned
@@ -327,7 +328,7 @@ public final class PostgresWorkStore implements WorkStore {
 			WITH exhausted_units AS (
 			    SELECT w.contract, w.session_id, w.consumer, w.idx FROM a2_work w
 			    WHERE w.contract = ANY(:contractSet) AND w.session_id = ANY(:sessionSet)
-			      AND w.lease_until < :now AND w.attempt >= :maxAttempts AND NOT w.dead
+			      AND w.lease_until < :now AND w.attempt - w.attempts_before >= :maxAttempts AND NOT w.dead
 			    FOR UPDATE OF w SKIP LOCKED
 			), units AS (
 			    UPDATE a2_work w SET dead = true, last_error = :error, failed_at = :now, claim = NULL, lease_until = NULL
@@ -338,7 +339,7 @@ public final class PostgresWorkStore implements WorkStore {
 			), exhausted_cursors AS (
 			    SELECT k.contract, k.session_id, k.consumer FROM a2_cursor k
 			    WHERE k.contract = ANY(:contractSet) AND k.session_id = ANY(:sessionSet)
-			      AND k.lease_until < :now AND k.attempt >= :maxAttempts AND NOT k.dead
+			      AND k.lease_until < :now AND k.attempt - k.attempts_before >= :maxAttempts AND NOT k.dead
 			    FOR UPDATE OF k SKIP LOCKED
 			), cursors AS (
 			    UPDATE a2_cursor k SET dead = true, last_error = :error, failed_at = :now, claim = NULL, lease_until = NULL,
@@ -406,7 +407,8 @@ public final class PostgresWorkStore implements WorkStore {
 			    FOR UPDATE
 			)
 			UPDATE a2_cursor k
-			SET position = greatest(k.position, :marker), target = greatest(k.target, :marker), attempt = 0, failures = 0,
+			SET position = greatest(k.position, :marker), target = greatest(k.target, :marker), attempt = 0, attempts_before = 0,
+			    failures = 0,
 			    due_at = NULL, claim = NULL, lease_until = NULL, dead = false, last_error = NULL, failed_idx = NULL,
 			    failed_at = NULL
 			FROM locked l
@@ -438,8 +440,8 @@ public final class PostgresWorkStore implements WorkStore {
 			      AND (CAST(:consumer AS text) IS NULL OR w.consumer = :consumer)""");
 
 	private static final String RETRY_UNIT = """
-			UPDATE a2_work SET dead = false, attempt = 0, failures = 0, due_at = NULL, claim = NULL, lease_until = NULL,
-			    last_error = NULL, failed_at = NULL
+			UPDATE a2_work SET dead = false, attempts_before = attempt, failures = 0, due_at = NULL, claim = NULL,
+			    lease_until = NULL, last_error = NULL, failed_at = NULL
 			WHERE contract = :contract AND session_id = :session AND consumer = :consumer AND idx = :index AND dead""";
 
 	private static final String SKIP_UNIT = """
@@ -448,7 +450,9 @@ public final class PostgresWorkStore implements WorkStore {
 
 	private static final String REDRIVE_CURSOR = """
 			UPDATE a2_cursor
-			SET position = CASE WHEN :retry THEN position ELSE failed_idx END, dead = false, attempt = 0, failures = 0,
+			SET position = CASE WHEN :retry THEN position ELSE failed_idx END, dead = false,
+			    attempt = CASE WHEN :retry THEN attempt ELSE 0 END, attempts_before = CASE WHEN :retry THEN attempt ELSE 0 END,
+			    failures = 0,
 			    due_at = NULL, claim = NULL, lease_until = NULL, last_error = NULL, failed_idx = NULL, failed_at = NULL
 			WHERE contract = :contract AND session_id = :session AND consumer = :consumer AND failed_idx = :index AND dead""";
 
