@@ -74,8 +74,8 @@ export type Status = "connecting" | "live" | "reconnecting" | "error" | "closed"
  * JSON, such as a login page a redirect led to).
  */
 export type ErrorCode =
-  | "INVALID_PAYLOAD" | "UNKNOWN_CONTRACT" | "UNKNOWN_REDUCER" | "CONFLICT" | "CONSUMER_DEAD_LETTERED"
-  | "PAYLOAD_TOO_LARGE" | "UNAUTHORIZED" | "FORBIDDEN" | "STORE_UNAVAILABLE" | "INTERNAL"
+  | "INVALID_PAYLOAD" | "UNKNOWN_CONTRACT" | "UNKNOWN_REDUCER" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "CONFLICT"
+  | "CONSUMER_DEAD_LETTERED" | "PAYLOAD_TOO_LARGE" | "UNAUTHORIZED" | "FORBIDDEN" | "STORE_UNAVAILABLE" | "INTERNAL"
   | "NETWORK" | "ABORTED" | "CLOSED" | "UNEXPECTED_RESPONSE" | (string & {});
 
 export class A2Error extends Error {

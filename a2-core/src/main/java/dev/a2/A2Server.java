@@ -311,10 +311,12 @@ public final class A2Server implements AutoCloseable {
 	/**
 	 * An operator's decision on a dead letter: {@code retry} makes it runnable again with a fresh
 	 * failure count; {@code skip} marks it done without running it and unblocks its lane.
-	 * @return whether there was such a dead letter; {@code false} for a consumer this server does not
-	 *     register
+	 * A consumer this server does not register (one removed from the application, whose dead letters
+	 * stay) can only be skipped: that discards its dead letter.
+	 * @return whether there was such a dead letter
 	 * @throws A2Exception {@code UNKNOWN_CONTRACT} for a contract it does not register,
-	 *     {@code INVALID_PAYLOAD} for a session id that breaks §4
+	 *     {@code INVALID_PAYLOAD} for a session id that breaks §4, or for a retry of a consumer it does not
+	 *     register (no consumer would run it)
 	 */
 	public boolean redrive(String contract, String session, String consumer, long index, RedriveAction action) {
 		// checked before the observation: its contract and consumer tag timers, so a name the caller made
@@ -322,7 +324,14 @@ public final class A2Server implements AutoCloseable {
 		Contract known = contract(contract);
 		String sessionId = SessionIds.check(session);
 		if (consumer(known.name(), consumer) == null) {
-			return false;
+			if (action == RedriveAction.RETRY) {
+				throw A2Exception.invalid("consumer '" + consumer + "' is not registered in contract '" + known.name()
+						+ "' on this instance: no consumer would run a retry of its dead letter. Skip it to discard it, "
+						+ "or retry it from an instance that registers the consumer");
+			}
+			// a consumer removed from the application: its dead letters would otherwise stay for ever (and be
+			// reported as such). Not observed: the timer's consumer tag would be a name no consumer has
+			return requireWork().redrive(known.name(), sessionId, consumer, index, false);
 		}
 		boolean redriven = Observation.createNotStarted(A2Observations.REDRIVE, this.observations)
 			.lowCardinalityKeyValue(A2Observations.CONTRACT, contract)

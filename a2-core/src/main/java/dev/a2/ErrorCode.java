@@ -15,6 +15,12 @@ public enum ErrorCode {
 	/** The contract has no reducer of that name. */
 	UNKNOWN_REDUCER(404),
 
+	/** No endpoint of A2 at that path under its base path. */
+	NOT_FOUND(404),
+
+	/** A path of A2 asked with a method it does not answer; the {@code Allow} header lists those it does. */
+	METHOD_NOT_ALLOWED(405),
+
 	/** An {@code ifLastIndex} condition no longer holds. */
 	CONFLICT(409),
 

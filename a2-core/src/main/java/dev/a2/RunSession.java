@@ -130,16 +130,16 @@ public final class RunSession {
 
 	/** Appends {@code events} at {@code at}, once across instances; a re-run scheduling again changes nothing. */
 	public void schedule(String name, Instant at, NewEvent... events) {
-		String id = DerivedIds.schedule(this.session.contract().name(), this.session.id(), this.trigger.id(), name,
-				this.trigger.clearIndex(), this.consumer.name());
+		String id = DerivedIds.schedule(this.session.contract().name(), this.session.id(), this.trigger.id(),
+				Session.taskName(name), this.trigger.clearIndex(), this.consumer.name());
 		// the task belongs to the trigger's time: a clear since then cancels it, as it ended the run
 		this.session.scheduleTask(id, at, Arrays.asList(events), null, false, this.trigger.clearIndex());
 	}
 
 	/** Clears the session after {@code delay} if its last index is then still {@code ifLastIndex}. */
 	public void scheduleClear(String name, Duration delay, @Nullable Long ifLastIndex) {
-		String id = DerivedIds.scheduleClear(this.session.contract().name(), this.session.id(), this.trigger.id(), name,
-				this.trigger.clearIndex(), ifLastIndex, this.consumer.name());
+		String id = DerivedIds.scheduleClear(this.session.contract().name(), this.session.id(), this.trigger.id(),
+				Session.taskName(name), this.trigger.clearIndex(), ifLastIndex, this.consumer.name());
 		this.session.scheduleTask(id, this.session.dueAfter(delay), List.of(), ifLastIndex, true,
 				this.trigger.clearIndex());
 	}

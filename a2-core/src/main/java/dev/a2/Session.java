@@ -500,15 +500,28 @@ public final class Session {
 			}
 		}
 		int clearIndex = currentClearIndex();
-		String id = DerivedIds.schedule(this.contract.name(), this.id, "", name, clearIndex, null);
+		String id = DerivedIds.schedule(this.contract.name(), this.id, "", taskName(name), clearIndex, null);
 		scheduleTask(id, at, Arrays.asList(events), null, false, clearIndex);
 	}
 
 	/** Clears the session at {@code at} if its last index is then still {@code ifLastIndex}. */
 	public void scheduleClear(String name, Instant at, @Nullable Long ifLastIndex) {
 		int clearIndex = currentClearIndex();
-		String id = DerivedIds.scheduleClear(this.contract.name(), this.id, "", name, clearIndex, ifLastIndex, null);
+		String id = DerivedIds.scheduleClear(this.contract.name(), this.id, "", taskName(name), clearIndex, ifLastIndex,
+				null);
 		scheduleTask(id, at, List.of(), ifLastIndex, true, clearIndex);
+	}
+
+	/**
+	 * A task's name, refused when {@code null}: the derived id leaves a null part out, so a task without
+	 * a name would be stored under an id no name gives, and scheduling it "again" could not be told apart.
+	 */
+	static String taskName(@Nullable String name) {
+		if (name == null) {
+			throw A2Exception.invalid("name must not be null: it names the task, and scheduling the same name again "
+					+ "is a no-op");
+		}
+		return name;
 	}
 
 	private int currentClearIndex() {

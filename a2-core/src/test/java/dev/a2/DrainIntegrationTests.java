@@ -541,7 +541,13 @@ class DrainIntegrationTests {
 	@Test
 	void aRedriveOfAConsumerOrContractThatDoesNotExistIsNothingToRedriveAndMakesNoTimerOfItsName() {
 		A2Server server = this.support.server(Consumer.builder("chat", "strict").run((context) -> null));
-		assertThat(server.redrive("chat", "s-1", "made-up", 1, RedriveAction.RETRY)).isFalse();
+		// a consumer not registered has nothing to retry its dead letters: only a skip may discard them
+		assertThatThrownBy(() -> server.redrive("chat", "s-1", "made-up", 1, RedriveAction.RETRY))
+			.isInstanceOf(A2Exception.class)
+			.hasMessageContaining("'made-up' is not registered")
+			.extracting((ex) -> ((A2Exception) ex).code())
+			.isEqualTo(ErrorCode.INVALID_PAYLOAD);
+		assertThat(server.redrive("chat", "s-1", "made-up", 1, RedriveAction.SKIP)).isFalse();
 		assertThatThrownBy(() -> server.redrive("made-up", "s-1", "strict", 1, RedriveAction.SKIP))
 			.isInstanceOf(A2Exception.class)
 			.extracting((ex) -> ((A2Exception) ex).code())

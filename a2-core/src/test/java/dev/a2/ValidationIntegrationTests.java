@@ -190,6 +190,14 @@ class ValidationIntegrationTests {
 	}
 
 	@Test
+	void scheduleWithoutANameStoresNoTask() {
+		NewEvent note = NewEvent.of("note", new TestContracts.Note("x"));
+		assertRejected(() -> this.session.schedule(null, Instant.now(), note), "name must not be null");
+		assertRejected(() -> this.session.scheduleClear(null, Instant.now(), null), "name must not be null");
+		assertThat(scheduledTasks()).isZero();
+	}
+
+	@Test
 	void badHistoryAndStateParameters() {
 		assertRejected(() -> this.session.history(-1, 10), "after must be 0 or more");
 		assertRejected(() -> this.session.history(0, 0), "limit must be 1-1000");

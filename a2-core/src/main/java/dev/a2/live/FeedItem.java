@@ -26,4 +26,13 @@ public sealed interface FeedItem {
 	record Cleared(long index) implements FeedItem {
 	}
 
+	/**
+	 * The store could not be read for the subscriber (PostgreSQL unreachable, a fault of the session's
+	 * rows). The feed goes on: the subscriber stays where it was and reads again on the next change or
+	 * poll, without a gap or a repeat. Told once per run of failed reads, as it began.
+	 * @param cause why the read failed
+	 */
+	record Failed(Throwable cause) implements FeedItem {
+	}
+
 }

@@ -11,6 +11,8 @@ import java.util.function.BiFunction;
 import dev.a2.PresencePatch;
 import dev.a2.PresenceSnapshot;
 import dev.a2.PresenceValue;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
@@ -26,6 +28,8 @@ import reactor.core.scheduler.Scheduler;
  * gets one patch list covering everything it missed, never a queue.
  */
 public final class PresenceFeeds implements AutoCloseable {
+
+	private static final Log logger = LogFactory.getLog(PresenceFeeds.class);
 
 	private final BiFunction<String, String, PresenceSnapshot> reader;
 
@@ -65,7 +69,10 @@ public final class PresenceFeeds implements AutoCloseable {
 		}
 	}
 
-	/** A snapshot, then patches as presence changes; never completes. */
+	/**
+	 * A snapshot, then patches as presence changes; never completes, and never fails: a read that fails
+	 * is tried again on the next change or check.
+	 */
 	public Flux<PresenceUpdate> presence(String contract, String session) {
 		return Flux.defer(() -> {
 			Feed feed = this.feeds.acquire(contract, session);
@@ -83,7 +90,13 @@ public final class PresenceFeeds implements AutoCloseable {
 					}
 					List<PresencePatch> patches = diff(before, now);
 					return patches.isEmpty() ? null : (PresenceUpdate) new PresenceUpdate.Patches(patches);
-				}).subscribeOn(this.scheduler), 1)
+				}).subscribeOn(this.scheduler).onErrorResume((ex) -> {
+					// what was sent stays: the next tick (a write, a check) reads again. A failure ending the
+					// feed would end every feed its consumer merges it with: all the sessions of a socket
+					logger.debug("Could not read the presence of session '" + session + "'; the next change or "
+							+ "check reads it again", ex);
+					return Mono.empty();
+				}), 1)
 				.doFinally((signal) -> this.feeds.release(feed));
 		});
 	}

@@ -10,6 +10,8 @@ import dev.a2.store.EventStore;
 import dev.a2.store.SessionHead;
 import dev.a2.store.StoredEvent;
 import dev.a2.store.StoredPage;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
@@ -28,6 +30,8 @@ import reactor.core.scheduler.Scheduler;
  * When changes of other instances may not arrive (the listener is down), feeds poll.
  */
 public final class SessionFeeds implements AutoCloseable {
+
+	private static final Log logger = LogFactory.getLog(SessionFeeds.class);
 
 	/** The most events one chunk carries. */
 	public static final int CHUNK = 500;
@@ -87,7 +91,9 @@ public final class SessionFeeds implements AutoCloseable {
 
 	/**
 	 * Every event of the session after {@code after} (past a later clear, a {@link FeedItem.Cleared}
-	 * first), then each new one as it is appended; never completes. Store reads run on the scheduler.
+	 * first), then each new one as it is appended; never completes, and never fails: a read of the store
+	 * that fails is a {@link FeedItem.Failed}, and the feed goes on from where it was. Store reads run on
+	 * the scheduler.
 	 */
 	public Flux<FeedItem> events(String contract, String session, long after) {
 		return Flux.defer(() -> {
@@ -243,6 +249,9 @@ public final class SessionFeeds implements AutoCloseable {
 		/** Events handed on and not yet taken by the consumer. */
 		private final AtomicLong held = new AtomicLong();
 
+		/** Whether the last read failed, and the consumer was told. */
+		private boolean failing;
+
 		Subscriber(Feed feed, long after) {
 			this.feed = feed;
 			this.position = after;
@@ -259,7 +268,23 @@ public final class SessionFeeds implements AutoCloseable {
 						SessionFeeds.this.buffered.addAndGet(-events.events().size());
 						this.held.addAndGet(-events.events().size());
 					}
-				});
+				})
+				.onErrorResume(this::failed);
+		}
+
+		/**
+		 * A read that failed: the position stays, and the next tick (a change, a poll) reads again. A
+		 * failure ending the feed would end every feed its consumer merges it with: all the sessions of a
+		 * socket, for a fault of one.
+		 */
+		private Flux<FeedItem> failed(Throwable ex) {
+			if (this.failing) {
+				logger.debug("Could not read session '" + this.feed.key.session() + "' again; the next change or poll "
+						+ "reads it again", ex);
+				return Flux.empty();
+			}
+			this.failing = true;
+			return Flux.just(new FeedItem.Failed(ex));
 		}
 
 		private List<FeedItem> next() {
@@ -276,6 +301,7 @@ public final class SessionFeeds implements AutoCloseable {
 					items.add(new FeedItem.Events(events));
 				}
 			}
+			this.failing = false;
 			// drain until a call finds nothing new: then this subscriber has caught up with the feed
 			this.more = !items.isEmpty();
 			for (FeedItem item : items) {

@@ -40,8 +40,9 @@ import org.springframework.util.MimeType;
  * Every operation but the console's page (which holds no data) asks the {@link A2Authorizer} for
  * {@link A2Permission#OPERATE}: on the session for a session's events, its dead letters and a redrive,
  * {@linkplain A2Access#operations(String) across sessions} for the overview and the dead letters of every
- * session. The caller is the request's principal; over JMX there is none ({@code null}). A refusal
- * answers 401 to an anonymous caller and 403 to a known one, before anything is looked up.
+ * session. The caller is the request's principal ({@code null} for Spring Security's anonymous
+ * authentication, as on A2's routes); over JMX there is none ({@code null}). A refusal answers 401 to an
+ * anonymous caller and 403 to a known one, before anything is looked up.
  */
 @Endpoint(id = "a2")
 public class A2Endpoint {
@@ -161,8 +162,12 @@ public class A2Endpoint {
 		return json(this.server.session(contract, session).history(after, limit), 200);
 	}
 
-	/** The refusal of what the caller asks, or {@code null} when the authorizer lets it. */
-	private @Nullable WebEndpointResponse<Object> refused(@Nullable Principal caller, A2Access access) {
+	/**
+	 * The refusal of what the caller asks, or {@code null} when the authorizer lets it. Spring Security's
+	 * anonymous authentication is no caller, as on A2's routes: refused, it is told to log in (401).
+	 */
+	private @Nullable WebEndpointResponse<Object> refused(@Nullable Principal principal, A2Access access) {
+		Principal caller = A2Authorizer.caller(principal);
 		if (this.authorizer.allows(caller, access)) {
 			return null;
 		}

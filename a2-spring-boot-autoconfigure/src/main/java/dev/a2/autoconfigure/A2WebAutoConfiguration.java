@@ -112,8 +112,9 @@ public final class A2WebAutoConfiguration {
 	@Bean
 	@Order(-2)
 	@ConditionalOnMissingBean
-	A2WebExceptionHandler a2WebExceptionHandler(ObjectProvider<JsonMapper> jsonMapper) {
-		return new A2WebExceptionHandler(jsonMapper.getIfUnique(() -> JsonMapper.builder().build()));
+	A2WebExceptionHandler a2WebExceptionHandler(ObjectProvider<JsonMapper> jsonMapper, A2Properties properties) {
+		return new A2WebExceptionHandler(jsonMapper.getIfUnique(() -> JsonMapper.builder().build()),
+				settings(properties).basePath());
 	}
 
 	private static A2WebSettings settings(A2Properties properties) {

@@ -9,10 +9,14 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 
+import javax.sql.DataSource;
+
 import dev.a2.A2Observations;
 import dev.a2.A2Server;
+import dev.a2.Consumer;
 import dev.a2.Event;
 import dev.a2.NewEvent;
+import dev.a2.NonRetriableException;
 import dev.a2.Session;
 import dev.a2.autoconfigure.OrdersApplication.OrderConsumers;
 import dev.a2.autoconfigure.OrdersApplication.OrderPlaced;
@@ -60,6 +64,9 @@ class A2ApplicationIntegrationTests {
 
 	@Autowired
 	private WebTestClient http;
+
+	@Autowired
+	private DataSource dataSource;
 
 	@Autowired
 	private TestObservationRegistry observations;
@@ -200,6 +207,12 @@ class A2ApplicationIntegrationTests {
 		this.http.post().uri("/actuator/a2/redrive")
 			.bodyValue(Map.of("contract", "orders", "session", "poisoned", "consumer", "made-up", "index", 1, "action", "retry"))
 			.exchange()
+			.expectStatus().isBadRequest()
+			.expectBody().jsonPath("$.error.code").isEqualTo("INVALID_PAYLOAD")
+			.jsonPath("$.error.message").value((message) -> assertThat((String) message).contains("'made-up' is not registered"));
+		this.http.post().uri("/actuator/a2/redrive")
+			.bodyValue(Map.of("contract", "orders", "session", "poisoned", "consumer", "made-up", "index", 1, "action", "skip"))
+			.exchange()
 			.expectStatus().isNotFound()
 			.expectBody().jsonPath("$.error.code").isEqualTo("NOT_DEAD_LETTERED");
 		this.http.post().uri("/actuator/a2/redrive")
@@ -216,6 +229,49 @@ class A2ApplicationIntegrationTests {
 		assertThat(this.observations).forAllObservationsWithNameEqualTo(A2Observations.REDRIVE,
 				(redrive) -> redrive.doesNotHaveLowCardinalityKeyValue(A2Observations.CONSUMER, "made-up")
 					.doesNotHaveLowCardinalityKeyValue(A2Observations.CONTRACT, "made-up"));
+	}
+
+	/**
+	 * A consumer an earlier version of the application had (run here by a server of its own, gone since)
+	 * left a dead letter: the operator discards it with a skip; a retry, which no consumer would run, is
+	 * refused and changes nothing.
+	 */
+	@Test
+	void theDeadLetterOfAConsumerNoLongerRegisteredIsDiscardedBySkipNotRetried() {
+		Consumer retired = Consumer.builder("orders", "retired").types("poison").run((context) -> {
+			throw new NonRetriableException("retired for good");
+		});
+		try (A2Server earlier = A2Server.builder().dataSource(this.dataSource).contract(this.a2.contract("orders"))
+			.consumer(retired)
+			.build()) {
+			earlier.session("orders", "retired-letter").append(NewEvent.of("poison", new Poison("lead")));
+			await().atMost(Duration.ofSeconds(20))
+				.until(() -> earlier.deadLetters("orders", "retired-letter", "retired", 10).size() == 1);
+		}
+		this.http.get().uri("/actuator/a2/dead-letters?contract=orders&session=retired-letter").exchange()
+			.expectStatus().isOk()
+			.expectBody().jsonPath("$[0].consumer").isEqualTo("retired");
+
+		this.http.post().uri("/actuator/a2/redrive")
+			.bodyValue(Map.of("contract", "orders", "session", "retired-letter", "consumer", "retired", "index", 1, "action",
+					"retry"))
+			.exchange()
+			.expectStatus().isBadRequest()
+			.expectBody().jsonPath("$.error.code").isEqualTo("INVALID_PAYLOAD")
+			.jsonPath("$.error.message").value((message) -> assertThat((String) message)
+				.contains("'retired' is not registered").contains("Skip it to discard it"));
+		assertThat(this.a2.deadLetters("orders", "retired-letter", "retired", 10)).hasSize(1);
+
+		this.http.post().uri("/actuator/a2/redrive")
+			.bodyValue(Map.of("contract", "orders", "session", "retired-letter", "consumer", "retired", "index", 1, "action",
+					"skip"))
+			.exchange()
+			.expectStatus().isOk()
+			.expectBody().jsonPath("$.redriven").isEqualTo(true);
+		assertThat(this.a2.deadLetters("orders", "retired-letter", "retired", 10)).isEmpty();
+		this.http.get().uri("/actuator/a2/dead-letters?contract=orders&session=retired-letter").exchange()
+			.expectStatus().isOk()
+			.expectBody().jsonPath("$.length()").isEqualTo(0);
 	}
 
 	@Test
@@ -246,6 +302,18 @@ class A2ApplicationIntegrationTests {
 			pool.shutdownNow();
 		}
 		assertThat(this.a2.deadLetters("orders", "poisoned-twice", "fragile", 10)).isEmpty();
+	}
+
+	/** The starter's exception handler knows A2's base path: what no route of A2 takes there answers in A2's shape. */
+	@Test
+	void aPathOrMethodA2HasNoRouteForAnswersInA2sShape() {
+		this.http.get().uri("/a2/orders/sessions/s").exchange()
+			.expectStatus().isEqualTo(405)
+			.expectHeader().valueEquals("Allow", "DELETE")
+			.expectBody().jsonPath("$.error.code").isEqualTo("METHOD_NOT_ALLOWED");
+		this.http.get().uri("/a2/orders/nothing-here").exchange()
+			.expectStatus().isNotFound()
+			.expectBody().jsonPath("$.error.code").isEqualTo("NOT_FOUND");
 	}
 
 	@Test

@@ -57,6 +57,16 @@ public interface A2Authorizer {
 		return allows(caller, access.permission(), access.contract(), access.session());
 	}
 
+	/**
+	 * The caller an authorizer is asked about for a request's principal: the principal, or {@code null}
+	 * when there is none or it is Spring Security's anonymous authentication ({@code anonymousUser}), which
+	 * stands for no one. A2's routes, socket and actuator endpoint ask about this caller, so a refusal tells
+	 * an anonymous caller to log in (401), never that "anonymousUser" may not (403).
+	 */
+	static @Nullable Principal caller(@Nullable Principal principal) {
+		return Access.caller(principal);
+	}
+
 	/** Everyone may do everything, operations across sessions included. */
 	static A2Authorizer permitAll() {
 		return PermitAll.AUTHORIZER;

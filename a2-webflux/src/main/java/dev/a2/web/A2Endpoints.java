@@ -64,7 +64,7 @@ public final class A2Endpoints implements AutoCloseable {
 		A2SocketHandler socket = new A2SocketHandler(server, wire, this.feeds, this.presence, authorizer, this.scheduler,
 				builder.settings, builder.observations, this.connections);
 		this.socketMapping = socketMapping(socket, builder.settings, builder.limits.maxBytes());
-		this.exceptionHandler = new A2WebExceptionHandler(builder.jsonMapper);
+		this.exceptionHandler = new A2WebExceptionHandler(builder.jsonMapper, builder.settings.basePath());
 	}
 
 	/** Endpoints over {@code server}; an authorizer must be given. */
@@ -98,8 +98,9 @@ public final class A2Endpoints implements AutoCloseable {
 	}
 
 	/**
-	 * Answers A2's failures outside the routes (a body too large, a path no route matched) in A2's error
-	 * format; register it ordered before WebFlux's own ({@code @Order(-2)}).
+	 * Answers A2's failures outside the routes (a body too large, a path or method under the base path
+	 * no route matched: 404 {@code NOT_FOUND}, 405 {@code METHOD_NOT_ALLOWED}) in A2's error format;
+	 * register it ordered before WebFlux's own ({@code @Order(-2)}).
 	 */
 	public A2WebExceptionHandler exceptionHandler() {
 		return this.exceptionHandler;

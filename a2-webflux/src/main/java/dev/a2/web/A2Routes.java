@@ -1,5 +1,8 @@
 package dev.a2.web;
 
+import java.util.List;
+import java.util.Map;
+
 import dev.a2.A2Exception;
 import dev.a2.A2Server;
 import dev.a2.ErrorCode;
@@ -7,15 +10,19 @@ import dev.a2.live.PresenceFeeds;
 import dev.a2.live.SessionFeeds;
 import dev.a2.wire.Wire;
 import io.micrometer.observation.ObservationRegistry;
+import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Scheduler;
 
 import org.springframework.core.io.buffer.DataBufferUtils;
+import org.springframework.http.HttpMethod;
+import org.springframework.http.server.PathContainer;
 import org.springframework.web.reactive.function.server.HandlerFunction;
 import org.springframework.web.reactive.function.server.RouterFunction;
 import org.springframework.web.reactive.function.server.RouterFunctions;
 import org.springframework.web.reactive.function.server.ServerRequest;
 import org.springframework.web.reactive.function.server.ServerResponse;
+import org.springframework.web.util.pattern.PathPatternParser;
 
 /**
  * The routes of §10 under the base path: push, history, stream, state, presence and clear of a
@@ -43,6 +50,32 @@ public final class A2Routes {
 		this.sessions = new SessionHandlers(server, wire, access, scheduler, observations);
 		this.streams = new StreamHandler(server, wire, feeds, presence, access, scheduler, settings, observations,
 				connections);
+	}
+
+	/**
+	 * The methods each path of {@link #routes()} answers, relative to the base path: a request no route
+	 * took on one of these paths asked with another method is answered 405 with them as {@code Allow}.
+	 * Keep it in step with the routes. (The socket's handler mapping answers every method itself.)
+	 */
+	private static final Map<String, List<HttpMethod>> METHODS = Map.of(
+			"/{contract}/sessions/{session}/events", List.of(HttpMethod.GET, HttpMethod.POST),
+			"/{contract}/sessions/{session}/stream", List.of(HttpMethod.GET),
+			"/{contract}/sessions/{session}/state/{reducer}", List.of(HttpMethod.GET),
+			"/{contract}/sessions/{session}/presence", List.of(HttpMethod.GET, HttpMethod.PUT),
+			"/{contract}/sessions/{session}", List.of(HttpMethod.DELETE),
+			"/{file:[a-z]+\\.(?:js|d\\.ts)}", List.of(HttpMethod.GET));
+
+	/**
+	 * The methods A2 answers at {@code path} (within the application), or {@code null} when no route of
+	 * A2 has that path.
+	 */
+	static @Nullable List<HttpMethod> methodsAt(String basePath, PathContainer path) {
+		for (Map.Entry<String, List<HttpMethod>> route : METHODS.entrySet()) {
+			if (PathPatternParser.defaultInstance.parse(basePath + route.getKey()).matches(path)) {
+				return route.getValue();
+			}
+		}
+		return null;
 	}
 
 	/** Push, history, stream, state, presence and clear under the base path. */

@@ -43,7 +43,9 @@ final class ClientScripts {
 	Mono<ServerResponse> serve(ServerRequest request) {
 		String file = request.pathVariable("file");
 		if (!FILES.contains(file)) {
-			return ServerResponse.notFound().build();
+			// in A2's error shape, as every path under the base path answers
+			return Mono.error(new A2Exception(ErrorCode.NOT_FOUND, request.path() + " is no file of A2's client: it serves "
+					+ "client.js, react.js, client.d.ts and react.d.ts"));
 		}
 		Script script = this.loaded.computeIfAbsent(file, ClientScripts::load);
 		if (request.headers().header(HttpHeaders.IF_NONE_MATCH).stream()

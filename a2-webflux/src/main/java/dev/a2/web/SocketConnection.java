@@ -182,6 +182,13 @@ final class SocketConnection {
 			if (item instanceof FeedItem.Events batch) {
 				return wire.eventsFrame(id, batch.events());
 			}
+			if (item instanceof FeedItem.Failed failed) {
+				// this subscription's error only: the socket and its other sessions go on, and so does this
+				// one, from where it was, once the store can be read
+				A2Exception error = WebErrors.asA2(failed.cause(), wire);
+				return wire.errorFrame(null, id, error.code(), "session '" + id + "' could not be read: "
+						+ error.getMessage() + ". The subscription stays and goes on where it was once it can be read");
+			}
 			long index = ((FeedItem.Cleared) item).index();
 			return wire.frame("cleared", id, (json) -> json.writeNumberProperty("index", index));
 		});

@@ -2,11 +2,13 @@ package dev.a2.web;
 
 import java.nio.charset.StandardCharsets;
 import java.util.List;
+import java.util.Set;
 
 import dev.a2.ErrorCode;
 import dev.a2.wire.Wire;
 import reactor.core.publisher.Mono;
 
+import org.springframework.http.HttpMethod;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.MediaType;
 import org.springframework.http.server.reactive.ServerHttpResponse;
@@ -23,7 +25,8 @@ import org.springframework.web.server.WebHandler;
  * {@code a2.web.allowed-origins} names it, so a foreign site cannot open a socket with the user's
  * cookies (cross-site WebSocket hijacking). Clients that send no {@code Origin} are not browsers.
  * A refusal, and a request that is no WebSocket handshake (a proxy that dropped {@code Upgrade}, a
- * plain {@code curl}), answers A2's error body like every other route, not the server's default page.
+ * plain {@code curl}: 400, another method than GET: 405), answers A2's error body like every other
+ * route, not the server's default page.
  */
 final class SocketHandshake implements WebHandler {
 
@@ -57,6 +60,13 @@ final class SocketHandshake implements WebHandler {
 	private Mono<Void> notAHandshake(ServerWebExchange exchange, ResponseStatusException ex) {
 		if (exchange.getResponse().isCommitted()) {
 			return Mono.error(ex);
+		}
+		if (!HttpMethod.GET.equals(exchange.getRequest().getMethod())) {
+			// a method the URL does not answer, as on every path of A2
+			exchange.getResponse().getHeaders().setAllow(Set.of(HttpMethod.GET));
+			return refuse(exchange, ErrorCode.METHOD_NOT_ALLOWED, exchange.getRequest().getPath().value()
+					+ " is A2's WebSocket: it answers GET (a WebSocket handshake), not "
+					+ exchange.getRequest().getMethod().name());
 		}
 		String reason = (ex.getReason() != null) ? ex.getReason() : ex.getMessage();
 		return refuse(exchange, ErrorCode.INVALID_PAYLOAD, exchange.getRequest().getPath().value()

@@ -118,6 +118,10 @@ final class StreamHandler {
 	private Flux<ServerSentEvent<String>> frames(Session session, FeedItem item, @Nullable String reducer) {
 		ServerSentEvent<String> frame;
 		long through;
+		if (item instanceof FeedItem.Failed failed) {
+			// a stream carries one session: it ends, and the client resumes after the last id it received
+			return Flux.error(failed.cause());
+		}
 		if (item instanceof FeedItem.Events events) {
 			through = events.lastIndex();
 			frame = ServerSentEvent.<String>builder()

@@ -91,6 +91,12 @@ class A2ExceptionOutsideRoutesIntegrationTests {
 			.containsExactly(1L);
 	}
 
+	/** A2 answers the paths under its base path no route took; a route of the application's own there still answers. */
+	@Test
+	void anApplicationsOwnRouteUnderTheBasePathStillAnswers() {
+		this.http.get().uri("/a2/extras/own").exchange().expectStatus().isOk().expectBody(String.class).isEqualTo("own");
+	}
+
 	private static JsonNode problem(WebTestClient.ResponseSpec response, int status, String code) {
 		EntityExchangeResult<byte[]> result = response.expectBody().returnResult();
 		String body = (result.getResponseBody() != null) ? new String(result.getResponseBody()) : "";
@@ -151,6 +157,7 @@ class A2ExceptionOutsideRoutesIntegrationTests {
 					a2.contract("nope");
 					return ServerResponse.ok().bodyValue("never");
 				})
+				.GET("/a2/extras/own", (request) -> ServerResponse.ok().bodyValue("own"))
 				.build();
 		}
 

@@ -14,6 +14,7 @@ import tools.jackson.databind.json.JsonMapper;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.webtestclient.autoconfigure.AutoConfigureWebTestClient;
+import org.springframework.http.HttpHeaders;
 import org.springframework.http.MediaType;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
@@ -294,6 +295,41 @@ class A2RoutesIntegrationTests {
 				413, "PAYLOAD_TOO_LARGE");
 		assertThat(message).contains(String.valueOf(256 * 1024));
 		assertNothingStored(this.http, "too-large");
+	}
+
+	// --- paths and methods A2 has no route for
+
+	@Test
+	void anUnknownPathUnderTheBasePathIsNotFoundInA2sShape() {
+		String message = error(this.http.get().uri("/a2/chat/sessions/s/nope").exchange(), 404, "NOT_FOUND");
+		assertThat(message).contains("/a2/chat/sessions/s/nope");
+		error(this.http.get().uri("/a2/chat").exchange(), 404, "NOT_FOUND");
+		error(this.http.post().uri("/a2").exchange(), 404, "NOT_FOUND");
+		error(this.http.get().uri("/a2/chat/sessions/s/events/").exchange(), 404, "NOT_FOUND");
+		error(this.http.get().uri("/a2/nope.js").exchange(), 404, "NOT_FOUND");
+		// outside the base path the application's own 404 answers, untouched
+		EntityExchangeResult<byte[]> outside = this.http.get().uri("/elsewhere/chat").exchange().expectBody().returnResult();
+		assertThat(outside.getStatus().value()).isEqualTo(404);
+		assertThat(json.readTree(outside.getResponseBody()).path("error").isObject()).as("A2's error shape").isFalse();
+	}
+
+	@Test
+	void aKnownPathAskedWithAnotherMethodIsNotAllowedWithTheMethodsItHas() {
+		notAllowed(this.http.get().uri("/a2/chat/sessions/s").exchange(), "DELETE");
+		notAllowed(this.http.delete().uri("/a2/chat/sessions/s/stream").exchange(), "GET");
+		notAllowed(this.http.put().uri("/a2/chat/sessions/s/events").contentType(MediaType.APPLICATION_JSON)
+			.bodyValue(events(message("m-1", "hi"))).exchange(), "GET", "POST");
+		notAllowed(this.http.post().uri("/a2/chat/sessions/s/state/summary").exchange(), "GET");
+		notAllowed(this.http.delete().uri("/a2/chat/sessions/s/presence").exchange(), "GET", "PUT");
+		notAllowed(this.http.post().uri("/a2/client.js").exchange(), "GET");
+		assertNothingStored(this.http, "s");
+	}
+
+	private static void notAllowed(WebTestClient.ResponseSpec response, String... allowed) {
+		response.expectHeader().value(HttpHeaders.ALLOW, (allow) -> assertThat(allow).as("the Allow header").isNotNull()
+			.satisfies((methods) -> assertThat(methods.split(",\\s*")).containsExactlyInAnyOrder(allowed)));
+		String message = error(response, 405, "METHOD_NOT_ALLOWED");
+		assertThat(message).contains(String.join(", ", allowed));
 	}
 
 	// --- helpers shared by the web tests

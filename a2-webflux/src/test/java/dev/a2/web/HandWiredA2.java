@@ -108,8 +108,8 @@ class HandWiredA2 {
 
 	@Bean
 	@Order(-2)
-	A2WebExceptionHandler a2WebExceptionHandler(ObjectProvider<JsonMapper> mapper) {
-		return new A2WebExceptionHandler(mapper.getIfUnique(() -> JsonMapper.builder().build()));
+	A2WebExceptionHandler a2WebExceptionHandler(ObjectProvider<JsonMapper> mapper, Environment env) {
+		return new A2WebExceptionHandler(mapper.getIfUnique(() -> JsonMapper.builder().build()), settings(env).basePath());
 	}
 
 	@Bean

@@ -30,6 +30,11 @@ final class Instances implements AutoCloseable {
 		this.schema = TestPostgres.newSchema(owner);
 	}
 
+	/** The schema the instances share. */
+	String schema() {
+		return this.schema;
+	}
+
 	ConfigurableApplicationContext start(Class<?> application, String... properties) {
 		return start(new Class<?>[] { application }, properties);
 	}

@@ -1,10 +1,14 @@
 package dev.a2.web;
 
 import java.net.URI;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 
+import dev.a2.test.TestPostgres;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -177,6 +181,75 @@ class SocketIntegrationTests {
 			socket.send("{\"type\":\"unsubscribe\",\"session\":\"limit-1\"}");
 			socket.send("{\"type\":\"subscribe\",\"session\":\"limit-4\"}");
 			socket.awaitFrame(TestSocket.type("subscribed", "limit-4"));
+		}
+	}
+
+	/**
+	 * A store read that fails for one session (PostgreSQL raises an error on its events and presence: a
+	 * row security policy of the database, as a fault of one session's data would) is told to that
+	 * session's subscription with an error frame; the socket stays open and its other subscriptions go on.
+	 */
+	@Test
+	void aStoreFaultOfOneSessionIsAnErrorOfItsSubscriptionAndTheOthersGoOn() throws Exception {
+		try (Instances faulty = new Instances("socket_fault")) {
+			String schema = faulty.schema();
+			// the application reads as a role row security applies to (a superuser bypasses it)
+			admin("DO $$ BEGIN CREATE ROLE a2_fault_reader; EXCEPTION WHEN duplicate_object THEN NULL; END $$",
+					"GRANT USAGE, CREATE ON SCHEMA " + schema + " TO a2_fault_reader");
+			ConfigurableApplicationContext app = faulty.start(ChatApplication.class,
+					"spring.datasource.hikari.connection-init-sql=SET ROLE a2_fault_reader");
+			WebClient client = WebCalls.client(app);
+			WebCalls.push(client, "steady", "first");
+			WebCalls.push(client, "broken", "stored before the fault");
+			client.put().uri("/a2/chat/sessions/broken/presence").contentType(MediaType.APPLICATION_JSON)
+				.bodyValue("{\"participant\":\"ann\",\"values\":{\"typing\":true}}")
+				.retrieve().toBodilessEntity().block(Duration.ofSeconds(30));
+			admin("""
+					CREATE FUNCTION SCHEMA.readable(session text) RETURNS boolean LANGUAGE plpgsql AS $f$
+					BEGIN
+					    IF session = 'broken' THEN
+					        RAISE EXCEPTION 'the rows of session % cannot be read', session;
+					    END IF;
+					    RETURN true;
+					END $f$""".replace("SCHEMA", schema),
+					"ALTER TABLE " + schema + ".a2_event ENABLE ROW LEVEL SECURITY",
+					"ALTER TABLE " + schema + ".a2_event FORCE ROW LEVEL SECURITY",
+					"CREATE POLICY reads ON " + schema + ".a2_event FOR SELECT USING (" + schema + ".readable(session_id))",
+					"CREATE POLICY inserts ON " + schema + ".a2_event FOR INSERT WITH CHECK (true)",
+					"CREATE POLICY updates ON " + schema + ".a2_event FOR UPDATE USING (true)",
+					"CREATE POLICY deletes ON " + schema + ".a2_event FOR DELETE USING (true)",
+					"ALTER TABLE " + schema + ".a2_presence ENABLE ROW LEVEL SECURITY",
+					"ALTER TABLE " + schema + ".a2_presence FORCE ROW LEVEL SECURITY",
+					"CREATE POLICY reads ON " + schema + ".a2_presence FOR SELECT USING (" + schema + ".readable(session_id))",
+					"CREATE POLICY inserts ON " + schema + ".a2_presence FOR INSERT WITH CHECK (true)",
+					"CREATE POLICY updates ON " + schema + ".a2_presence FOR UPDATE USING (true)",
+					"CREATE POLICY deletes ON " + schema + ".a2_presence FOR DELETE USING (true)");
+			try (TestSocket socket = new TestSocket(Instances.port(app), "chat")) {
+				socket.send("{\"type\":\"subscribe\",\"session\":\"steady\"}");
+				assertThat(indexes(socket.awaitFrame(TestSocket.type("events", "steady")))).containsExactly(1L);
+				socket.send("{\"type\":\"subscribe\",\"session\":\"broken\"}");
+				JsonNode error = socket.awaitFrame(TestSocket.type("error", "broken"));
+				assertThat(error.path("ref").isMissingNode()).as("%s answers no frame", error).isTrue();
+				assertThat(error.path("error").path("code").asString()).isEqualTo("INTERNAL");
+
+				WebCalls.push(client, "steady", "second");
+				socket.awaitFrame((frame) -> TestSocket.type("events", "steady").test(frame) && indexes(frame).contains(2L));
+				socket.send("{\"type\":\"ping\"}");
+				socket.awaitFrame(TestSocket.type("pong"));
+				assertThat(socket.closeStatus.get()).as("the socket was closed").isNull();
+				assertThat(socket.received).noneMatch(TestSocket.type("events", "broken"))
+					.noneMatch(TestSocket.type("presence", "broken"));
+			}
+		}
+	}
+
+	private static void admin(String... statements) throws Exception {
+		TestPostgres.Server server = TestPostgres.server();
+		try (Connection connection = DriverManager.getConnection(server.jdbcUrl(), server.username(), server.password());
+				Statement statement = connection.createStatement()) {
+			for (String sql : statements) {
+				statement.execute(sql);
+			}
 		}
 	}
 
