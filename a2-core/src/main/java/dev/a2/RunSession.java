@@ -40,7 +40,7 @@ public final class RunSession {
 			lane = fixed.name();
 		}
 		else if (consumer.lane() instanceof Lane.Keyed keyed) {
-			lane = keyed.key().apply(new Lane.KeyInput(session.id(), trigger.id(), trigger.type(), trigger.payload()));
+			lane = Session.laneKey(consumer, keyed, new Lane.KeyInput(session.id(), trigger.id(), trigger.type(), trigger.payload()));
 		}
 		return new RunSession(session, consumer, trigger, new Cause(consumer.name(), lane, trigger.index(), attempt));
 	}

@@ -208,13 +208,28 @@ public final class Session {
 				work.add(WorkUnit.cursor(consumer.name(), consumer.backfill(), consumer.types()));
 			}
 			else if (consumer.lane() instanceof Lane.Keyed keyed) {
-				work.add(WorkUnit.head(consumer.name(), keyed.key().apply(new Lane.KeyInput(this.id, eventId, type, payload))));
+				work.add(WorkUnit.head(consumer.name(), laneKey(consumer, keyed, new Lane.KeyInput(this.id, eventId, type, payload))));
 			}
 			else {
 				work.add(WorkUnit.head(consumer.name(), null));
 			}
 		}
 		return work;
+	}
+
+	/**
+	 * The key of a keyed consumer's unit for an event. The key is the application's code: one that
+	 * throws fails the append (the event's work could not be made) with an error that names the
+	 * consumer and the event's type, instead of a bare exception no one can trace to its consumer.
+	 */
+	static @Nullable String laneKey(Consumer consumer, Lane.Keyed keyed, Lane.KeyInput input) {
+		try {
+			return keyed.key().apply(input);
+		}
+		catch (RuntimeException ex) {
+			throw new IllegalStateException("The lane key of consumer '" + consumer.name() + "' failed for an event of type '"
+					+ input.type() + "' in session '" + input.session() + "': " + ex, ex);
+		}
 	}
 
 	/**

@@ -39,6 +39,22 @@ class ConsumerLaneIntegrationTests {
 	 * once; with max-failures 3 none is dead-lettered (the count once followed the cursor past them).
 	 */
 	@Test
+	void aLaneKeyThatThrowsFailsTheAppendWithAnErrorNamingItsConsumerAndStoresNothing() {
+		Consumer perAuthor = Consumer.builder("chat", "per-author")
+			.types("message.sent", "note")
+			.lane(Lane.keyed((input) -> ((MessageSent) input.payload()).text()))
+			.run((context) -> null);
+		A2Server server = this.support.server(perAuthor);
+		Session session = server.session("chat", A2TestSupport.newSessionId());
+		session.append(message("hello"));
+
+		assertThatThrownBy(() -> session.append(message("again"), note("a note")))
+			.hasMessageContaining("The lane key of consumer 'per-author' failed for an event of type 'note'")
+			.hasRootCauseInstanceOf(ClassCastException.class);
+		assertThat(session.history(0, 10).events()).extracting(Event::type).containsExactly("message.sent");
+	}
+
+	@Test
 	void aCursorEventThatFailsOnceIsNotDeadLetteredForTheFailuresOfEarlierEvents() {
 		Set<Long> failedOnce = ConcurrentHashMap.newKeySet();
 		List<Long> done = new CopyOnWriteArrayList<>();
