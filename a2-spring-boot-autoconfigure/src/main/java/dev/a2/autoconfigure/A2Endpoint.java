@@ -13,6 +13,7 @@ import dev.a2.Consumer;
 import dev.a2.ErrorCode;
 import dev.a2.Lane;
 import dev.a2.RedriveAction;
+import dev.a2.Session;
 import dev.a2.store.DeadLetter;
 import dev.a2.store.WorkStore.PendingWork;
 import dev.a2.web.A2Access;
@@ -122,12 +123,11 @@ public class A2Endpoint {
 	public WebEndpointResponse<Object> part(@Selector String part, @Nullable String contract, @Nullable String session,
 			@Nullable String consumer, @Nullable String after, @Nullable String limit, @Nullable Principal caller) {
 		try {
-			Long limitNumber = number("limit", limit);
+			int pageLimit = (limit != null) ? limit(limit) : DEFAULT_LIMIT;
 			Long afterNumber = number("after", after);
-			int bounded = (limitNumber != null) ? (int) Math.max(1, Math.min(limitNumber, 1000)) : DEFAULT_LIMIT;
 			return switch (part) {
-				case "dead-letters" -> deadLetters(caller, contract, session, consumer, bounded);
-				case "events" -> events(caller, contract, session, (afterNumber != null) ? afterNumber : 0, bounded);
+				case "dead-letters" -> deadLetters(caller, contract, session, consumer, pageLimit);
+				case "events" -> events(caller, contract, session, (afterNumber != null) ? afterNumber : 0, pageLimit);
 				case "console" -> this.console ? new WebEndpointResponse<>(ConsolePage.html(), 200, HTML)
 						: error(404, "NOT_FOUND", "the operator console is off: set a2.console.enabled=true to serve it here");
 				default -> throw new InvalidEndpointRequestException("no such part of the a2 endpoint: '" + part + "'",
@@ -183,7 +183,8 @@ public class A2Endpoint {
 	 * An operator's decision on a dead letter. Answers 200 {@code {"redriven":true}} when it applied,
 	 * 404 when there is no such dead letter (never one, or redriven already: of concurrent redrives of
 	 * one unit exactly one applies), 400 for a missing field or an unknown action — errors in A2's
-	 * {@code {"error":{"code","message"}}} shape.
+	 * {@code {"error":{"code","message"}}} shape. A body Boot's endpoint machinery cannot read as text
+	 * fields never reaches this method: {@code A2EndpointBodyErrors} answers it in the same shape.
 	 */
 	@WriteOperation
 	public WebEndpointResponse<Object> redrive(@Selector String redrive, @Nullable String contract,
@@ -242,6 +243,24 @@ public class A2Endpoint {
 		catch (NumberFormatException ex) {
 			throw new A2Exception(ErrorCode.INVALID_PAYLOAD, name + " must be a whole number, was '" + value + "'");
 		}
+	}
+
+	/**
+	 * A page's limit, 1 to {@value Session#MAX_HISTORY_LIMIT}: one out of bounds is refused as on A2's
+	 * history route, never served as a page of another size than asked.
+	 */
+	private static int limit(String value) {
+		try {
+			long number = Long.parseLong(value.trim());
+			if (number >= 1 && number <= Session.MAX_HISTORY_LIMIT) {
+				return (int) number;
+			}
+		}
+		catch (NumberFormatException ex) {
+			// answered below
+		}
+		throw new A2Exception(ErrorCode.INVALID_PAYLOAD,
+				"limit must be a whole number of 1-" + Session.MAX_HISTORY_LIMIT + ", was '" + value + "'");
 	}
 
 	/** An A2 failure (STORE_UNAVAILABLE, UNKNOWN_CONTRACT…) with its §11 status and code. */

@@ -3,14 +3,19 @@ package dev.a2.autoconfigure;
 import dev.a2.A2Server;
 import dev.a2.web.A2Authorizer;
 
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;
 import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
+import org.springframework.boot.actuate.endpoint.web.PathMappedEndpoints;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.web.server.WebExceptionHandler;
 
 /**
  * The {@code a2} actuator endpoint, when the actuator is present and the endpoint is exposed.
@@ -30,6 +35,32 @@ public final class A2EndpointAutoConfiguration {
 	@ConditionalOnMissingBean
 	A2Endpoint a2Endpoint(A2Server server, A2Authorizer authorizer, A2Properties properties) {
 		return new A2Endpoint(server, authorizer, properties.getConsole().isEnabled());
+	}
+
+	/** A redrive's body Boot's WebFlux endpoint machinery cannot read, answered in A2's shape. */
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.REACTIVE)
+	@ConditionalOnClass(WebExceptionHandler.class)
+	static final class ReactiveBodyErrors {
+
+		@Bean
+		A2EndpointBodyErrors.Reactive a2EndpointBodyErrors(ObjectProvider<PathMappedEndpoints> endpoints) {
+			return new A2EndpointBodyErrors.Reactive(endpoints);
+		}
+
+	}
+
+	/** A redrive's body Boot's Spring MVC endpoint machinery cannot read, answered in A2's shape. */
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.SERVLET)
+	@ConditionalOnClass(name = "org.springframework.web.servlet.HandlerExceptionResolver")
+	static final class ServletBodyErrors {
+
+		@Bean
+		A2EndpointBodyErrors.Servlet a2EndpointBodyErrors(ObjectProvider<PathMappedEndpoints> endpoints) {
+			return new A2EndpointBodyErrors.Servlet(endpoints);
+		}
+
 	}
 
 }

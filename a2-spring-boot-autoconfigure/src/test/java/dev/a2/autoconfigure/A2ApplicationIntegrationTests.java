@@ -31,6 +31,7 @@ import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.context.TestConfiguration;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Import;
+import org.springframework.http.MediaType;
 import org.springframework.boot.webtestclient.autoconfigure.AutoConfigureWebTestClient;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
@@ -45,7 +46,7 @@ import static org.awaitility.Awaitility.await;
  * actuator shows a dead letter and redrives it over HTTP.
  */
 @SpringBootTest(classes = OrdersApplication.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-		properties = { "a2.drain.sweep-interval=100ms", "management.endpoints.web.exposure.include=a2,health",
+		properties = { "a2.drain.sweep-interval=100ms", "management.endpoints.web.exposure.include=a2,health,loggers",
 				"management.endpoint.health.show-details=always" })
 @AutoConfigureWebTestClient
 @Import(A2ApplicationIntegrationTests.Observations.class)
@@ -200,6 +201,64 @@ class A2ApplicationIntegrationTests {
 			.expectStatus().isBadRequest()
 			.expectBody().jsonPath("$.error.code").isEqualTo("INVALID_PAYLOAD")
 			.jsonPath("$.error.message").value((message) -> assertThat((String) message).contains("index"));
+	}
+
+	/**
+	 * operations.md: every operation answers its errors in A2's shape; a body that is no JSON object of
+	 * the redrive's fields too, though Boot's endpoint machinery refuses it before the operation runs.
+	 * Nothing is redriven.
+	 */
+	@Test
+	void aRedriveWhoseBodyIsNoJsonObjectOfItsFieldsIsRefusedInA2sShapeAndRedrivesNothing() {
+		this.a2.session("orders", "malformed-redrive").append(NewEvent.of("poison", new Poison("mercury")));
+		await().atMost(Duration.ofSeconds(20))
+			.untilAsserted(() -> this.http.get().uri("/actuator/a2/dead-letters?session=malformed-redrive").exchange()
+				.expectBody().jsonPath("$.length()").isEqualTo(1));
+		String fields = "\"session\":\"malformed-redrive\",\"consumer\":\"fragile\",\"action\":\"retry\"";
+		for (String body : List.of("hello", "[]", "{\"contract\":[\"orders\"],\"index\":1," + fields + "}",
+				"{\"contract\":\"orders\",\"index\":{}," + fields + "}")) {
+			this.http.post().uri("/actuator/a2/redrive")
+				.contentType(MediaType.APPLICATION_JSON)
+				.bodyValue(body)
+				.exchange()
+				.expectStatus().isBadRequest()
+				.expectBody().jsonPath("$.error.code").isEqualTo("INVALID_PAYLOAD")
+				.jsonPath("$.error.message").value((message) -> assertThat((String) message).as(body).contains("JSON object"));
+		}
+		this.http.get().uri("/actuator/a2/dead-letters?session=malformed-redrive").exchange()
+			.expectBody().jsonPath("$.length()").isEqualTo(1);
+		// discarded, so the other tests count only their own dead letters
+		this.http.post().uri("/actuator/a2/redrive")
+			.bodyValue(Map.of("contract", "orders", "session", "malformed-redrive", "consumer", "fragile", "index", 1, "action", "skip"))
+			.exchange()
+			.expectStatus().isOk();
+	}
+
+	/** Another endpoint's unreadable body keeps Boot's answer: A2 speaks for its own endpoint only. */
+	@Test
+	void anotherEndpointsUnreadableBodyKeepsBootsAnswer() {
+		this.http.post().uri("/actuator/loggers/ROOT")
+			.contentType(MediaType.APPLICATION_JSON)
+			.bodyValue("[]")
+			.exchange()
+			.expectStatus().isBadRequest()
+			.expectBody().jsonPath("$.error").isEqualTo("Bad Request").jsonPath("$.status").isEqualTo(400);
+	}
+
+	/** As on A2's history route, a limit out of 1-1000 is refused, not served as another page than asked. */
+	@Test
+	void aLimitOutOfItsBoundsIsRefusedAsOnA2sRoutes() {
+		for (String query : List.of("dead-letters?limit=0", "dead-letters?contract=orders&limit=100000", "dead-letters?limit=-2",
+				"events?contract=orders&session=poisoned&limit=0", "events?contract=orders&session=poisoned&limit=1001")) {
+			this.http.get().uri("/actuator/a2/" + query)
+				.exchange()
+				.expectStatus().isBadRequest()
+				.expectBody().jsonPath("$.error.code").isEqualTo("INVALID_PAYLOAD")
+				.jsonPath("$.error.message").value((message) -> assertThat((String) message).as(query)
+					.startsWith("limit must be a whole number of 1-1000, was '"));
+		}
+		this.http.get().uri("/actuator/a2/dead-letters?limit=1000").exchange().expectStatus().isOk();
+		this.http.get().uri("/actuator/a2/events?contract=orders&session=poisoned&limit=1").exchange().expectStatus().isOk();
 	}
 
 	@Test

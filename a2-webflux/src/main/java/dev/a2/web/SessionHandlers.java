@@ -74,10 +74,8 @@ final class SessionHandlers {
 		String contract = contract(request);
 		String id = sessionId(request);
 		long after = longParam(request, "after", 0);
-		long limit = longParam(request, "limit", 100);
-		if (limit < 1 || limit > Session.MAX_HISTORY_LIMIT) {
-			throw new A2Exception(ErrorCode.INVALID_PAYLOAD, "limit must be 1-" + Session.MAX_HISTORY_LIMIT + ", was " + limit);
-		}
+		long limit = request.queryParam("limit").map((value) -> wholeNumber(value, "limit", 1, Session.MAX_HISTORY_LIMIT))
+			.orElse(100L);
 		return json(request, (caller) -> {
 			Session session = this.access.open(caller, A2Access.of(A2Permission.READ, contract, id));
 			StoredPage page = this.server.eventStore().history(session.contract().name(), session.id(), after, (int) limit);
@@ -195,16 +193,22 @@ final class SessionHandlers {
 	}
 
 	static long wholeNumber(String value, String name) {
+		return wholeNumber(value, name, 0, Long.MAX_VALUE);
+	}
+
+	/** A whole number from {@code min} to {@code max}; a refusal states those bounds, whatever was wrong. */
+	static long wholeNumber(String value, String name, long min, long max) {
 		try {
 			long number = Long.parseLong(value);
-			if (number >= 0) {
+			if (number >= min && number <= max) {
 				return number;
 			}
 		}
 		catch (NumberFormatException ex) {
 			// answered below
 		}
-		throw new A2Exception(ErrorCode.INVALID_PAYLOAD, name + " must be a whole number of 0 or more, was '"
+		String bounds = (max == Long.MAX_VALUE) ? min + " or more" : min + "-" + max;
+		throw new A2Exception(ErrorCode.INVALID_PAYLOAD, name + " must be a whole number of " + bounds + ", was '"
 				+ (value.length() > 40 ? value.substring(0, 40) + "…" : value) + "'");
 	}
 

@@ -252,6 +252,16 @@ class A2RoutesIntegrationTests {
 		}
 	}
 
+	/** A history page's limit is 1-1000: a refused one is told so, whatever was wrong with it. */
+	@Test
+	void aRefusedHistoryLimitIsToldItsBounds() {
+		for (String limit : List.of("-2", "0", "1001", "ten")) {
+			String message = error(this.http.get().uri("/a2/chat/sessions/query/events?limit=" + limit).exchange(), 400,
+					"INVALID_PAYLOAD");
+			assertThat(message).isEqualTo("limit must be a whole number of 1-1000, was '" + limit + "'");
+		}
+	}
+
 	@Test
 	void malformedJsonIsAnsweredWithWhatIsWrongNeverWithSpringsErrorPage() {
 		String truncated = error(push(this.http, "malformed", "{\"events\":[{\"type\":\"message.sent\""), 400,
