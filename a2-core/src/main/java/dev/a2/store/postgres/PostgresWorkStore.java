@@ -253,13 +253,18 @@ public final class PostgresWorkStore implements WorkStore {
 			                AND k.claim = f.claim
 			                AND k.contract = ANY(:contractSet) AND k.session_id = ANY(:sessionSet))""";
 
+	/**
+	 * Gives back the claims of a stopping instance's runs: claimable at once elsewhere. A released
+	 * attempt is no takeover (its instance stopped, nothing crashed), so it leaves the count of
+	 * takeovers that dead-letters a unit, and keeps its number: a reply's next attempt is a new one.
+	 */
 	private static final String RELEASE = """
 			WITH units AS (
-			    UPDATE a2_work w SET claim = NULL, lease_until = NULL
+			    UPDATE a2_work w SET claim = NULL, lease_until = NULL, attempts_before = w.attempt
 			    FROM unnest(:claims) AS f(claim) WHERE w.claim = f.claim AND w.lease_until IS NOT NULL
 			      AND w.contract = ANY(:contractSet) AND w.session_id = ANY(:sessionSet)
 			)
-			UPDATE a2_cursor k SET claim = NULL, lease_until = NULL
+			UPDATE a2_cursor k SET claim = NULL, lease_until = NULL, attempts_before = k.attempt
 			FROM unnest(:claims) AS f(claim) WHERE k.claim = f.claim
 			  AND k.contract = ANY(:contractSet) AND k.session_id = ANY(:sessionSet)""";
 
