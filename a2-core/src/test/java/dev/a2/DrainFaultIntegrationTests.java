@@ -243,24 +243,15 @@ class DrainFaultIntegrationTests {
 	/** Rolling deploys are no crashes: a unit released by stopping instances is taken over after a crash as a new one is. */
 	@Test
 	void attemptsReleasedByGracefulStopsDoNotCountTowardsTheTakeoversThatDeadLetterAUnit() throws Exception {
-		List<Integer> attempts = new CopyOnWriteArrayList<>();
-		List<CountDownLatch> started = List.of(new CountDownLatch(1), new CountDownLatch(1), new CountDownLatch(1));
-		Consumer worker = Consumer.builder("chat", "worker").types("message.sent").run((context) -> {
-			attempts.add(context.attempt());
-			if (context.attempt() <= started.size()) {
-				started.get(context.attempt() - 1).countDown();
-				TestContracts.blockUntilAborted();
-			}
-			return note("done");
-		});
+		AttemptsThatBlock worker = new AttemptsThatBlock(3);
 		DrainSettings twoAttempts = DrainSettings.DEFAULTS.withLease(DrainTestSupport.LEASE).withMaxFailures(2);
 		Session session = null;
-		for (int deploy = 0; deploy < 2; deploy++) {
+		for (int deploy = 1; deploy <= 2; deploy++) {
 			A2Server stopping = A2TestSupport.server(this.support.dataSource)
 				.clock(this.support.clock)
 				.drain(twoAttempts)
 				.stopGrace(Duration.ofMillis(100))
-				.consumer(worker)
+				.consumer(worker.consumer)
 				.build();
 			if (session == null) {
 				session = stopping.session("chat", A2TestSupport.newSessionId());
@@ -269,20 +260,20 @@ class DrainFaultIntegrationTests {
 			else {
 				stopping.sweep();
 			}
-			assertThat(started.get(deploy).await(20, TimeUnit.SECONDS)).isTrue();
+			assertThat(worker.started(deploy)).isTrue();
 			stopping.close();
 		}
-		A2Server crashing = this.support.server(twoAttempts, worker);
+		A2Server crashing = this.support.server(twoAttempts, worker.consumer);
 		crashing.sweep();
-		assertThat(started.get(2).await(20, TimeUnit.SECONDS)).isTrue();
+		assertThat(worker.started(3)).isTrue();
 		crashing.halt();
 
-		A2Server survivor = this.support.server(twoAttempts, worker);
+		A2Server survivor = this.support.server(twoAttempts, worker.consumer);
 		survivor.sweep();
 		String id = session.id();
 		await().atMost(Duration.ofSeconds(20))
 			.until(() -> this.support.count("SELECT count(*) FROM a2_work WHERE session_id = ?", id) == 0);
-		assertThat(attempts).containsExactly(1, 2, 3, 4);
+		assertThat(worker.attempts).containsExactly(1, 2, 3, 4);
 		assertThat(survivor.deadLetters("chat", id, "worker", 10)).isEmpty();
 	}
 

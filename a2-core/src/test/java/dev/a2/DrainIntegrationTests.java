@@ -449,39 +449,30 @@ class DrainIntegrationTests {
 	/** The limit of takeovers counts the attempts after a redrive: a redriven unit survives a crash as a new one does. */
 	@Test
 	void aRedrivenUnitIsTakenOverAfterACrashAsAnyUnitIs() throws Exception {
-		List<Integer> attempts = new CopyOnWriteArrayList<>();
-		List<CountDownLatch> started = List.of(new CountDownLatch(1), new CountDownLatch(1), new CountDownLatch(1));
-		Consumer worker = Consumer.builder("chat", "worker").types("message.sent").run((context) -> {
-			attempts.add(context.attempt());
-			if (context.attempt() <= started.size()) {
-				started.get(context.attempt() - 1).countDown();
-				TestContracts.blockUntilAborted();
-			}
-			return note("done");
-		});
+		AttemptsThatBlock worker = new AttemptsThatBlock(3);
 		DrainSettings twoAttempts = DrainSettings.DEFAULTS.withMaxFailures(2);
-		A2Server first = this.support.server(twoAttempts, worker);
+		A2Server first = this.support.server(twoAttempts, worker.consumer);
 		Session session = first.session("chat", A2TestSupport.newSessionId());
 		session.append(message("work"));
-		assertThat(started.get(0).await(20, TimeUnit.SECONDS)).isTrue();
+		assertThat(worker.started(1)).isTrue();
 		first.halt();
-		A2Server second = this.support.server(twoAttempts, worker);
+		A2Server second = this.support.server(twoAttempts, worker.consumer);
 		second.sweep();
-		assertThat(started.get(1).await(20, TimeUnit.SECONDS)).isTrue();
+		assertThat(worker.started(2)).isTrue();
 		second.halt();
 		// its second attempt lapsed too: dead-lettered, then redriven by an operator
-		A2Server third = this.support.server(twoAttempts, worker);
+		A2Server third = this.support.server(twoAttempts, worker.consumer);
 		third.sweep();
 		await().atMost(Duration.ofSeconds(20)).until(() -> third.deadLetters("chat", session.id(), "worker", 10).size() == 1);
 		assertThat(third.redrive("chat", session.id(), "worker", 1, RedriveAction.RETRY)).isTrue();
-		assertThat(started.get(2).await(20, TimeUnit.SECONDS)).isTrue();
+		assertThat(worker.started(3)).isTrue();
 		third.halt();
 
-		A2Server fourth = this.support.server(twoAttempts, worker);
+		A2Server fourth = this.support.server(twoAttempts, worker.consumer);
 		fourth.sweep();
 		await().atMost(Duration.ofSeconds(20))
 			.until(() -> this.support.count("SELECT count(*) FROM a2_work WHERE session_id = ?", session.id()) == 0);
-		assertThat(attempts).containsExactly(1, 2, 3, 4);
+		assertThat(worker.attempts).containsExactly(1, 2, 3, 4);
 		assertThat(fourth.deadLetters("chat", session.id(), "worker", 10)).isEmpty();
 	}
 
