@@ -553,6 +553,32 @@ class DrainIntegrationTests {
 	}
 
 	@Test
+	void aRedriveWithoutItsActionOrConsumerIsRefusedAndKeepsTheDeadLetter() {
+		Consumer strict = Consumer.builder("chat", "strict").run((context) -> {
+			throw new NonRetriableException("never");
+		});
+		A2Server server = this.support.server(strict);
+		Session session = server.session("chat", A2TestSupport.newSessionId());
+		session.append(message("poison"));
+		await().atMost(Duration.ofSeconds(20))
+			.untilAsserted(() -> assertThat(server.deadLetters("chat", session.id(), "strict", 10)).hasSize(1));
+		// an instance without the consumer (removed there) would discard its dead letters on a skip: a
+		// missing action must not be taken for one
+		A2Server without = this.support.server(Consumer.builder("chat", "other").run((context) -> null));
+		for (A2Server instance : List.of(without, server)) {
+			assertThatThrownBy(() -> instance.redrive("chat", session.id(), "strict", 1, null)).isInstanceOf(A2Exception.class)
+				.hasMessageContaining("action")
+				.extracting((ex) -> ((A2Exception) ex).code())
+				.isEqualTo(ErrorCode.INVALID_PAYLOAD);
+			assertThatThrownBy(() -> instance.redrive("chat", session.id(), null, 1, RedriveAction.SKIP))
+				.isInstanceOf(A2Exception.class)
+				.extracting((ex) -> ((A2Exception) ex).code())
+				.isEqualTo(ErrorCode.INVALID_PAYLOAD);
+		}
+		assertThat(server.deadLetters("chat", session.id(), "strict", 10)).hasSize(1);
+	}
+
+	@Test
 	void abortOnAbortsARunningAttemptAndEndsItsUnit() throws Exception {
 		CountDownLatch started = new CountDownLatch(1);
 		AtomicReference<A2Exception> reason = new AtomicReference<>();
