@@ -128,10 +128,14 @@ export interface ClientOptions {
   transport?: "sse" | "socket";
   /** Who presence writes are for; the server takes the caller's name when absent. */
   participant?: string;
-  /** Extra request headers, such as Authorization, or a function answering them. */
+  /**
+   * Extra request headers, such as Authorization, or a function answering them (asked for each request): sent
+   * with every request and the SSE stream, never on a WebSocket's handshake, which cannot carry headers.
+   */
   headers?: Record<string, string> | (() => Record<string, string> | Promise<Record<string, string>>);
   credentials?: RequestCredentials;
   fetch?: typeof fetch;
+  /** The standard one by default, whose handshake sends cookies only; one of the page's may authenticate it otherwise. */
   WebSocket?: { new (url: string): WebSocket };
   /** The CSRF token sent as X-XSRF-TOKEN; Spring Security's XSRF-TOKEN cookie by default. */
   csrf?: () => string | null;

@@ -38,7 +38,10 @@ async function errorOf(response) {
   }
   const error = body && body.error;
   const code = (error && error.code) || CODES_BY_STATUS[response.status] || (response.status >= 500 ? "INTERNAL" : "HTTP_" + response.status);
-  const message = (error && error.message) || ("HTTP " + response.status + " " + (response.statusText || ""));
+  // a security filter's refusal has no body of A2's; a bearer token's tells why in its challenge ("Jwt expired at …")
+  const why = /error_description="([^"]*)"/.exec(response.headers.get("www-authenticate") || "");
+  const message = (error && error.message) || ("HTTP " + response.status + " " + (response.statusText || "")
+    + (why ? ": " + why[1] : ""));
   return new A2Error(code, message, { status: response.status });
 }
 
@@ -189,6 +192,8 @@ class A2Client {
     this.credentials = options.credentials ?? "same-origin";
     this.fetchImpl = options.fetch ?? globalThis.fetch.bind(globalThis);
     this.WebSocketImpl = options.WebSocket ?? globalThis.WebSocket;
+    // a WebSocket the page gave may send the headers its own way; the standard one sends none on its handshake
+    this.socketSendsHeaders = options.WebSocket !== undefined;
     this.csrf = options.csrf ?? csrfFromCookie;
     this.presenceTtl = options.presenceTtl ?? 60000;
     this.backoff = Object.assign({ initial: 250, max: 10000 }, options.backoff);
@@ -246,8 +251,13 @@ class A2Client {
     return this.baseUrl + "/" + encodeURIComponent(contract) + (session === undefined ? "" : "/sessions/" + encodeURIComponent(session)) + rest;
   }
 
-  async requestHeaders(extra) {
-    const given = typeof this.headers === "function" ? await this.headers() : this.headers;
+  /** Whether the page gave `headers` (a bearer token, say), which a browser's WebSocket handshake cannot carry. */
+  get hasHeaders() {
+    return typeof this.headers === "function" || Object.keys(this.headers).length > 0;
+  }
+
+  async requestHeaders(extra, { bare } = {}) {
+    const given = bare ? {} : typeof this.headers === "function" ? await this.headers() : this.headers;
     const headers = Object.assign({ Accept: "application/json" }, given, extra);
     const token = this.csrf && this.csrf();
     if (token && !headers["X-XSRF-TOKEN"]) headers["X-XSRF-TOKEN"] = token;
@@ -255,8 +265,8 @@ class A2Client {
   }
 
   /** One JSON call; A2Error on a failure, with code NETWORK when no answer came. */
-  async call(method, url, body, { signal, keepalive } = {}) {
-    const headers = await this.requestHeaders(body === undefined ? {} : { "Content-Type": "application/json" });
+  async call(method, url, body, { signal, keepalive, bare } = {}) {
+    const headers = await this.requestHeaders(body === undefined ? {} : { "Content-Type": "application/json" }, { bare });
     let response;
     try {
       response = await this.fetchImpl(url, { method, headers, credentials: this.credentials, signal, keepalive,
@@ -996,13 +1006,24 @@ class SocketLine {
 
   async retry(wasOpen) {
     if (!wasOpen) {
-      // the handshake failed: a browser hides its status, so ask over HTTP whether it was a 401 or 403
+      // the handshake failed: a browser hides its status, so ask over HTTP whether it was a 401 or 403, as the
+      // handshake asked: with the page's cookies, and without the headers option, which the standard WebSocket
+      // cannot send (asked with a bearer token the handshake lacked, the probe passed and the socket was tried
+      // again for ever)
       const id = this.sessions.keys().next().value;
       if (id !== undefined) {
+        const bare = !this.client.socketSendsHeaders;
         try {
           await this.client.call("GET", this.client.url(this.contract, id, "/events?limit=1"), undefined,
-            { signal: this.client.controller.signal });
-        } catch (e) {
+            { signal: this.client.controller.signal, bare });
+        } catch (failure) {
+          let e = failure;
+          if (bare && this.client.hasHeaders && e instanceof A2Error && (e.status === 401 || e.status === 403)) {
+            e = new A2Error(e.code, "the socket's handshake was refused (" + e.status + "): a WebSocket cannot send "
+              + "the client's headers (such as Authorization: Bearer …); use transport 'sse', which sends them, or a "
+              + "WebSocket option that authenticates its handshake another way (" + e.message + ")",
+              { status: e.status, cause: failure });
+          }
           if (e instanceof A2Error && !e.retryable) {
             for (const group of this.sessions.values()) for (const view of group.views) view.setStatus("error", e);
             this.sessions.clear();

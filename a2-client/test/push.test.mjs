@@ -143,6 +143,26 @@ test("a 401 on the stream is an error the page can act on, and pushes carry Spri
   await until(room, () => seen.filter((r) => r.url.endsWith("/stream?after=0")).length === 2);
 });
 
+test("a bearer token refused by a security filter, with no body of A2's, says why its challenge gives (an expired token)",
+  async (t) => {
+    // Spring Security's resource server: 401 with no body, the reason in WWW-Authenticate
+    const server = http.createServer((request, response) => {
+      response.writeHead(401, { "WWW-Authenticate": 'Bearer error="invalid_token", error_description="Jwt expired at '
+        + '2026-12-06T17:00:00Z", error_uri="https://tools.ietf.org/html/rfc6750#section-3.1"', "Content-Length": 0 });
+      response.end();
+    });
+    await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
+    t.after(() => server.close());
+    const a2 = createClient({ baseUrl: "http://127.0.0.1:" + server.address().port + "/a2",
+      headers: { Authorization: "Bearer expired" } });
+    t.after(() => a2.close());
+
+    await assert.rejects(a2.push("chat", "lobby", [message("hi")]),
+      { code: "UNAUTHORIZED", status: 401, message: "HTTP 401 Unauthorized: Jwt expired at 2026-12-06T17:00:00Z" });
+    const view = await until(a2.session("chat", "lobby"), (v) => v.status === "error" && v);
+    assert.equal(view.error.message, "HTTP 401 Unauthorized: Jwt expired at 2026-12-06T17:00:00Z");
+  });
+
 test("the CSRF token is read from the XSRF-TOKEN cookie", async (t) => {
   const seen = [];
   const server = http.createServer((request, response) => {

@@ -152,6 +152,61 @@ test("over the socket, a server that answers 401 fails the view and rejects a pu
       ["POST /a2/chat/sessions/lobby/events", "POST /a2/chat/sessions/hall/events"], "each push sent once, not retried");
   });
 
+/**
+ * A server that takes a bearer token as Spring Security's resource server does: HTTP calls with it are answered,
+ * without it 401; a WebSocket handshake (which cannot carry the client's headers) is refused 401.
+ */
+async function bearerServer(t) {
+  const seen = { upgrades: 0, requests: [] };
+  const server = http.createServer((request, response) => {
+    const bearer = request.headers.authorization === "Bearer good";
+    seen.requests.push(request.method + " " + request.url + (bearer ? " (bearer)" : ""));
+    if (!bearer) {
+      response.writeHead(401, { "WWW-Authenticate": "Bearer", "Content-Length": 0 });
+      response.end();
+      return;
+    }
+    let body = "";
+    request.on("data", (chunk) => body += chunk);
+    request.on("end", () => {
+      response.writeHead(200, { "Content-Type": "application/json" });
+      response.end(JSON.stringify(request.method === "POST"
+        ? { events: JSON.parse(body).events.map((e, i) => ({ index: i + 1, id: e.id, type: e.type, payload: e.payload })) }
+        : { events: [], head: 0 }));
+    });
+  });
+  server.on("upgrade", (request, socket) => {
+    seen.upgrades++;
+    socket.end("HTTP/1.1 401 Unauthorized\r\nWWW-Authenticate: Bearer\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+  });
+  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
+  t.after(() => {
+    server.closeAllConnections();
+    server.close();
+  });
+  return { base: "http://127.0.0.1:" + server.address().port + "/a2", seen };
+}
+
+test("over the socket, a bearer token in headers, which the handshake cannot carry, fails the view with UNAUTHORIZED "
+  + "saying so, instead of trying the socket again for ever; pushes still go over HTTP with the token",
+  { skip: NO_WEBSOCKET, timeout: PATIENCE }, async (t) => {
+    const { base, seen } = await bearerServer(t);
+    const a2 = createClient({ baseUrl: base, transport: "socket", headers: () => ({ Authorization: "Bearer good" }),
+      backoff: { initial: 50, max: 200 } });
+    t.after(() => a2.close());
+    const room = a2.session("chat", "user-ann-1");
+    const view = await until(room, (v) => v.status === "error" && v, "the view's error");
+    assert.equal(view.error.code, "UNAUTHORIZED");
+    assert.equal(view.error.status, 401);
+    assert.match(view.error.message, /cannot send the client's headers.*transport 'sse'/);
+    assert.ok(seen.requests.includes("GET /a2/chat/sessions/user-ann-1/events?limit=1"),
+      "the probe asked as the handshake did, without the headers: " + seen.requests);
+
+    const stored = await room.push([message("hi")]);
+    assert.equal(stored[0].index, 1, "the push went over HTTP, with the token");
+    assert.ok(seen.requests.includes("POST /a2/chat/sessions/user-ann-1/events (bearer)"), String(seen.requests));
+  });
+
 /** Sockets the test opens and drops as a network would; each answers a subscribe frame as a server does. */
 function droppableSockets() {
   const opened = [];
