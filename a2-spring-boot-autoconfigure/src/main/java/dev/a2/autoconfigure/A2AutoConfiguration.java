@@ -1,7 +1,9 @@
 package dev.a2.autoconfigure;
 
 import java.time.Clock;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 
 import javax.sql.DataSource;
@@ -136,8 +138,10 @@ public final class A2AutoConfiguration {
 			byName.put(contract.name(), contract);
 		});
 		A2Properties.Drain drain = properties.getDrain();
-		consumers.orderedStream().filter(drain::registers).forEach(builder::consumer);
-		AnnotatedConsumers.find(beanFactory, byName, mapper).stream().filter(drain::registers).forEach(builder::consumer);
+		List<Consumer> all = new ArrayList<>(consumers.orderedStream().toList());
+		all.addAll(AnnotatedConsumers.find(beanFactory, byName, mapper));
+		drain.checkNamed(all);
+		all.stream().filter(drain::registers).forEach(builder::consumer);
 		return builder.build();
 	}
 

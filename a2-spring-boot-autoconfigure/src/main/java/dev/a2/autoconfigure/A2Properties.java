@@ -499,6 +499,25 @@ public class A2Properties implements InitializingBean {
 					|| this.consumers.contains(consumer.contract() + "/" + consumer.name());
 		}
 
+		/**
+		 * Fails when {@link #getConsumers() consumers} names one the application does not have: a typo there
+		 * would otherwise leave every consumer unregistered, an instance that starts and runs nothing.
+		 */
+		void checkNamed(List<dev.a2.Consumer> all) {
+			List<String> unknown = this.consumers.stream()
+				.filter((named) -> all.stream()
+					.noneMatch((consumer) -> named.equals(consumer.name())
+							|| named.equals(consumer.contract() + "/" + consumer.name())))
+				.toList();
+			if (!unknown.isEmpty()) {
+				throw new A2PropertiesException(List.of("a2.drain.consumers must name consumers of this application "
+						+ "(" + String.join(", ",
+								all.stream().map((consumer) -> consumer.contract() + "/" + consumer.name()).toList())
+						+ "), was " + String.join(",", this.consumers) + ": no consumer is named "
+						+ String.join(", ", unknown)));
+			}
+		}
+
 		/** The drainer's settings. */
 		public DrainSettings toSettings() {
 			return new DrainSettings(this.lease, this.lease.dividedBy(3), this.concurrency, this.claimBatch, this.retryBase,

@@ -51,7 +51,7 @@ final class PropertyChecks {
 	/** Fails with every wrong value at once: fixing them one start-up at a time would be slow. */
 	void throwIfWrong() {
 		if (!this.wrong.isEmpty()) {
-			throw new IllegalArgumentException(String.join("; ", this.wrong));
+			throw new A2PropertiesException(this.wrong);
 		}
 	}
 

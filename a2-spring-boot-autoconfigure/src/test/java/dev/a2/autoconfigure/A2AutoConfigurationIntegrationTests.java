@@ -1,5 +1,7 @@
 package dev.a2.autoconfigure;
 
+import java.util.Map;
+
 import javax.sql.DataSource;
 
 import com.zaxxer.hikari.HikariDataSource;
@@ -16,15 +18,22 @@ import dev.a2.test.TestPostgres;
 import jakarta.validation.constraints.NotBlank;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
+import org.springframework.boot.SpringApplication;
+import org.springframework.boot.WebApplicationType;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.autoconfigure.ImportAutoConfiguration;
 import org.springframework.boot.jackson.autoconfigure.JacksonAutoConfiguration;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.boot.validation.autoconfigure.ValidationAutoConfiguration;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.Import;
 import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.jdbc.datasource.DelegatingDataSource;
 
@@ -138,6 +147,27 @@ class A2AutoConfigurationIntegrationTests {
 						+ "a2.web.store-threads must be at least 1, was 0"));
 	}
 
+	/**
+	 * An application that starts with a value that cannot work sees it as Spring Boot shows a value that
+	 * does not bind: in the "APPLICATION FAILED TO START" box, one line per property, not at the end of a
+	 * chain of bean creation failures.
+	 */
+	@Test
+	@ExtendWith(OutputCaptureExtension.class)
+	void aValueThatCannotWorkIsReportedInTheStartUpFailureBox(CapturedOutput output) {
+		SpringApplication application = new SpringApplication(ReportedStartUp.class);
+		application.setWebApplicationType(WebApplicationType.NONE);
+		application.setDefaultProperties(Map.of("a2.drain.max-failures", "0", "a2.drain.sweep-interval", "0s"));
+		application.addInitializers((context) -> context.getBeanFactory()
+			.registerSingleton("dataSource", new DelegatingDataSource(this.dataSource)));
+		assertThatThrownBy(application::run).rootCause().isInstanceOf(IllegalArgumentException.class);
+		assertThat(output).contains("APPLICATION FAILED TO START")
+			.contains("A2 cannot start with these settings:\n\n"
+					+ "    a2.drain.max-failures must be at least 1, was 0\n"
+					+ "    a2.drain.sweep-interval must be longer than 0 (such as 1s), was 0s\n")
+			.contains("Change the properties named above");
+	}
+
 	@Test
 	void propertiesBindWithTheirDefaults() {
 		this.runner.run((context) -> {
@@ -183,6 +213,14 @@ class A2AutoConfigurationIntegrationTests {
 					.hasMessageContaining("found no DataSource")
 					.hasMessageContaining("set spring.datasource.url");
 			});
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	@ImportAutoConfiguration({ A2AutoConfiguration.class, JacksonAutoConfiguration.class,
+			ValidationAutoConfiguration.class })
+	@Import(ChatContract.class)
+	static class ReportedStartUp {
+
 	}
 
 	@Configuration(proxyBeanMethods = false)

@@ -117,6 +117,19 @@ class A2ConsumerAutoConfigurationIntegrationTests {
 				.containsExactlyInAnyOrder("plain", "echo"));
 	}
 
+	/** A typo there would leave every consumer out: an instance that starts and runs nothing. */
+	@Test
+	void aConsumerNamedThatTheApplicationDoesNotHaveFailsTheStartUp() {
+		this.runner.withUserConfiguration(GoodConsumers.class)
+			.withBean(Consumer.class, () -> Consumer.builder("chat", "plain").run((context) -> null))
+			.withPropertyValues("a2.drain.consumers=echo,ecko,chat/plain,other/plain")
+			.run((context) -> assertThat(context).hasFailed()
+				.getFailure()
+				.rootCause()
+				.hasMessageStartingWith("a2.drain.consumers must name consumers of this application (chat/plain, ")
+				.hasMessageEndingWith("), was echo,ecko,chat/plain,other/plain: no consumer is named ecko, other/plain"));
+	}
+
 	@Test
 	void theApplicationsClockStampsEventsAndItsInterceptorsWrapRuns() {
 		Instant then = Instant.parse("2031-02-03T04:05:06Z");
