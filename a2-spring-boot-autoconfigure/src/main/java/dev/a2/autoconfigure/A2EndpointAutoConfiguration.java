@@ -37,6 +37,13 @@ public final class A2EndpointAutoConfiguration {
 		return new A2Endpoint(server, authorizer, properties.getConsole().isEnabled());
 	}
 
+	@Bean
+	@ConditionalOnBean(A2Endpoint.class)
+	@ConditionalOnMissingBean
+	A2EndpointJmxExtension a2EndpointJmxExtension(A2Endpoint endpoint) {
+		return new A2EndpointJmxExtension(endpoint);
+	}
+
 	/** A redrive's body Boot's WebFlux endpoint machinery cannot read, answered in A2's shape. */
 	@Configuration(proxyBeanMethods = false)
 	@ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.REACTIVE)
