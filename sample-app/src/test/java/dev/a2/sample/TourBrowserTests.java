@@ -271,6 +271,19 @@ class TourBrowserTests {
 		return browser;
 	}
 
+	/**
+	 * An operator who opens the console with the credentials in its address (a bookmark, a link from a
+	 * runbook) gets a working console: a browser refuses to fetch a relative path from such a page.
+	 */
+	@Test
+	void theConsoleOpenedWithCredentialsInItsAddressShowsTheConsumers() {
+		WebDriver console = Chromium.start();
+		this.browsers.add(console);
+		console.get("http://olga:secret@localhost:" + this.port + "/actuator/a2/console");
+		waitUntil(console, (b) -> !b.findElements(By.cssSelector("tr[data-consumer='chat/delivery']")).isEmpty());
+		assertThat(console.findElement(By.id("banner")).getText()).isEmpty();
+	}
+
 	private WebDriver browser(String path) {
 		WebDriver browser = Chromium.start();
 		this.browsers.add(browser);
