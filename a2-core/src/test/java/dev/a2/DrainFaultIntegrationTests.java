@@ -230,7 +230,15 @@ class DrainFaultIntegrationTests {
 		session.append(message("quick"));
 		await().atMost(Duration.ofSeconds(20)).until(() -> finished.contains("quick@1"));
 
-		stopping.close();
+		try (LogCapture log = new LogCapture()) {
+			stopping.close();
+			// the wait and the hand-over are said: an operator sees why a stop takes its grace
+			assertThat(log.lines("Stopping: waiting up to 500 ms (a2.drain.stop-grace) for 1 running consumer attempt(s)"))
+				.hasSize(1);
+			assertThat(log.lines("Stopped 1 consumer attempt(s) still running after the stop grace and released their "
+					+ "claims; another instance runs them again at once: 'mixed' on event 1 of session '" + session.id() + "'"))
+				.hasSize(1);
+		}
 		assertThat(this.support.count("SELECT count(*) FROM a2_work WHERE claim IS NOT NULL")).as("released").isZero();
 		A2Server other = this.support.server(mixed);
 		other.sweep();

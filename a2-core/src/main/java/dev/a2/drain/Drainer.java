@@ -205,6 +205,12 @@ public final class Drainer {
 	 */
 	public void stop(Duration grace) {
 		this.loops.stop();
+		// said, so that an operator knows what a stopping instance waits for, and what it hands over
+		int waiting = this.running.size();
+		if (waiting > 0 && !grace.isZero()) {
+			logger.info("Stopping: waiting up to " + grace.toMillis() + " ms (a2.drain.stop-grace) for " + waiting
+					+ " running consumer attempt(s) to finish");
+		}
 		long deadline = System.nanoTime() + grace.toNanos();
 		while ((!this.running.isEmpty() || !this.finisher.idle()) && System.nanoTime() < deadline) {
 			synchronized (this.finisher.progress) {
@@ -225,6 +231,14 @@ public final class Drainer {
 		}
 		try {
 			this.work.release(abandoned);
+			if (!abandoned.isEmpty()) {
+				logger.info("Stopped " + abandoned.size() + " consumer attempt(s) still running after the stop grace "
+						+ "and released their claims; another instance runs them again at once: "
+						+ String.join(", ", abandoned.stream()
+							.map((claim) -> "'" + claim.consumer() + "' on event " + claim.index() + " of session '"
+									+ claim.session() + "'")
+							.toList()));
+			}
 		}
 		catch (RuntimeException ex) {
 			logger.warn("Could not release " + abandoned.size() + " claim(s); they are taken over when their leases lapse", ex);
