@@ -28,6 +28,7 @@ import org.springframework.ai.chat.messages.ToolResponseMessage;
 import org.springframework.ai.chat.metadata.Usage;
 import org.springframework.ai.chat.model.ChatResponse;
 import org.springframework.ai.chat.model.Generation;
+import org.springframework.ai.chat.model.ToolContext;
 import org.springframework.ai.chat.prompt.ChatOptions;
 import org.springframework.ai.chat.prompt.Prompt;
 import org.springframework.ai.model.tool.ToolCallingChatOptions;
@@ -60,6 +61,15 @@ public final class ReplyStream {
 	private static final Object END = new Object();
 
 	private static final Object ABORT = new Object();
+
+	/**
+	 * The key of the tool call's id in the {@link ToolContext} a tool is called with: the key of its
+	 * effect, as a tool runs again when its run is taken over after a crash.
+	 */
+	public static final String TOOL_CALL_ID = "a2.callId";
+
+	/** The key of the session's id in the {@link ToolContext} a tool is called with. */
+	public static final String TOOL_SESSION_ID = "a2.sessionId";
 
 	private final ReplySettings settings;
 
@@ -174,7 +184,7 @@ public final class ReplyStream {
 								call.name(), call.arguments()));
 					}
 					else {
-						String result = runTool(assistant, call.name(), call.arguments());
+						String result = runTool(context, assistant, call.id(), call.name(), call.arguments());
 						writer.toolResult(new AiEvents.ToolResult(writer.replyTo(), writer.step(), writer.attempt(), call.id(),
 								call.name(), result, false));
 						messages.add(toolResponse(call.id(), call.name(), result));
@@ -208,7 +218,7 @@ public final class ReplyStream {
 			return null;
 		}
 		String result = (rejection != null) ? "A person rejected this tool call: " + rejection
-				: runTool(assistant, call.name(), call.arguments());
+				: runTool(context, assistant, callId, call.name(), call.arguments());
 		writer.toolResult(new AiEvents.ToolResult(writer.replyTo(), writer.step(), writer.attempt(), callId,
 				call.name(), result, rejection != null));
 		Conversation after = headConversation(context);
@@ -236,18 +246,40 @@ public final class ReplyStream {
 		return ToolCallingChatOptions.builder().toolCallbacks(assistant.tools()).build();
 	}
 
-	private static String runTool(Assistant assistant, String name, String arguments) {
+	/**
+	 * Runs a tool with a {@link ToolContext} naming the call ({@link #TOOL_CALL_ID}) and the session
+	 * ({@link #TOOL_SESSION_ID}): a tool runs at least once (again when a run is taken over), so one
+	 * with an effect needs the call's id to apply it once, and a {@code @Tool} method that takes a
+	 * {@code ToolContext} fails when it is called without one.
+	 */
+	private static String runTool(ConsumerContext context, Assistant assistant, String callId, String name,
+			String arguments) {
 		ToolCallback tool = assistant.tool(name);
 		if (tool == null) {
 			return "There is no tool named '" + name + "'.";
 		}
+		ToolContext toolContext = new ToolContext(Map.of(TOOL_CALL_ID, callId, TOOL_SESSION_ID, context.session().id()));
 		try {
 			// the result is stored as the model is sent it: a NUL (a tool reading a binary file) fails no reply
-			return storable(tool.call(arguments));
+			return storable(readsToolContext(tool) ? tool.call(arguments, toolContext) : tool.call(arguments));
 		}
 		catch (RuntimeException ex) {
 			// the model is told, as Spring AI's own tool execution does, and may try otherwise
 			return StorableText.replacingUnstorable("The tool failed: " + ex.getMessage());
+		}
+	}
+
+	/**
+	 * Whether the tool overrides {@code call(String, ToolContext)}: Spring AI's default ignores the
+	 * context and logs at INFO, on every call, that it did, so a tool that reads none is called
+	 * without one.
+	 */
+	private static boolean readsToolContext(ToolCallback tool) {
+		try {
+			return tool.getClass().getMethod("call", String.class, ToolContext.class).getDeclaringClass() != ToolCallback.class;
+		}
+		catch (NoSuchMethodException ex) {
+			return false;
 		}
 	}
 

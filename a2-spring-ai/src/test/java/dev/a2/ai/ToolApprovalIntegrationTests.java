@@ -2,7 +2,9 @@ package dev.a2.ai;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.BiFunction;
 import java.util.function.UnaryOperator;
 
 import dev.a2.A2Server;
@@ -22,8 +24,10 @@ import org.springframework.ai.chat.messages.AssistantMessage;
 import org.springframework.ai.chat.messages.Message;
 import org.springframework.ai.chat.messages.ToolResponseMessage;
 import org.springframework.ai.chat.model.ChatModel;
+import org.springframework.ai.chat.model.ToolContext;
 import org.springframework.ai.tool.ToolCallback;
 import org.springframework.ai.tool.definition.ToolDefinition;
+import org.springframework.ai.tool.function.FunctionToolCallback;
 
 import static dev.a2.ai.AiTestSupport.ofType;
 import static dev.a2.ai.AiTestSupport.storedReply;
@@ -148,6 +152,50 @@ class ToolApprovalIntegrationTests {
 					(assistant) -> assertThat(assistant.hasToolCalls()).isTrue()))
 			.extracting(Message::getText)
 			.contains("refund everything", "and say hi");
+	}
+
+	/**
+	 * A tool with an effect keys it by the call's id, as a run taken over after a crash runs it again:
+	 * the tool is handed the id (and the session's) in its {@code ToolContext}, whether it runs at once
+	 * or after a person's approval. A Spring AI tool that declares a {@code ToolContext} was called
+	 * without one, and could not learn the id.
+	 */
+	@Test
+	void aToolIsToldItsCallIdAndSessionInItsToolContextWhenItRunsAtOnceAndAfterAnApproval() {
+		ScriptedModel model = new ScriptedModel(Script.toolCall("call-1", "lookup", "{\"order\":\"o-1\"}"),
+				Script.toolCall("call-2", "refund", "{\"order\":\"o-1\"}"), Script.answer(Duration.ZERO, "Refunded."));
+		List<String> ran = new CopyOnWriteArrayList<>();
+		BiFunction<Order, ToolContext, String> keyed = (order, toolContext) -> {
+			Map<String, Object> given = (toolContext != null) ? toolContext.getContext() : Map.of();
+			ran.add(order.order() + " " + given.get(ReplyStream.TOOL_CALL_ID) + " " + given.get(ReplyStream.TOOL_SESSION_ID));
+			return "done";
+		};
+		Assistant shop = Assistant.builder(model)
+			.tools(FunctionToolCallback.builder("lookup", keyed).inputType(Order.class).description("lookup").build(),
+					FunctionToolCallback.builder("refund", keyed).inputType(Order.class).description("refund").build())
+			.approvalRequired("refund")
+			.build();
+		ReplyStream replies = new ReplyStream(ReplySettings.DEFAULTS);
+		A2Server server = this.support.server(Consumer.builder("chat", "assistant")
+			.types("message.sent", AiEvents.TOOL_APPROVED, AiEvents.TOOL_REJECTED)
+			.lane(Lane.keyed((input) -> input.session()))
+			.run((context) -> {
+				replies.converse(context, shop);
+				return null;
+			}));
+		Session session = server.session("chat", "keyed-tools");
+		session.append(NewEvent.of("message.sent", new MessageSent("refund order o-1")));
+		await().atMost(Duration.ofSeconds(20)).until(() -> types(session).contains(AiEvents.TOOL_APPROVAL_REQUESTED));
+		session.append(NewEvent.of(AiEvents.TOOL_APPROVED, new AiEvents.ToolApproved("call-2")));
+		await().atMost(Duration.ofSeconds(20)).until(() -> types(session).contains(AiEvents.REPLY_COMPLETED));
+
+		assertThat(ran).containsExactly("o-1 call-1 keyed-tools", "o-1 call-2 keyed-tools");
+		assertThat(ofType(session, AiEvents.TOOL_RESULT)).extracting((event) -> event.payload(ToolResult.class).result())
+			.containsExactly("\"done\"", "\"done\"");
+	}
+
+	/** The input of the tools of {@link #aToolIsToldItsCallIdAndSessionInItsToolContextWhenItRunsAtOnceAndAfterAnApproval}. */
+	record Order(String order) {
 	}
 
 	@Test
