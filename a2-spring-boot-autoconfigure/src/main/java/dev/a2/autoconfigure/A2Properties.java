@@ -384,8 +384,9 @@ public class A2Properties implements InitializingBean {
 
 		/**
 		 * The consumers to register, by name ({@code contract/name} where names repeat across
-		 * contracts); empty for all. Consumers left out neither run nor get work. For tests of some of
-		 * an application's consumers (the test kit's {@code @A2Test(consumers = ...)} sets it).
+		 * contracts); empty for all. Consumers left out neither run nor get work. A name no consumer
+		 * of the application has fails the start-up. For tests of some of an application's consumers
+		 * (the test kit's {@code @A2Test(consumers = ...)} sets it).
 		 */
 		private List<String> consumers = new ArrayList<>();
 
