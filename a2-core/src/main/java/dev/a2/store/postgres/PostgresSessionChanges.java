@@ -90,6 +90,9 @@ public final class PostgresSessionChanges extends SessionChangeListeners impleme
 
 	private final String origin = UUID.randomUUID().toString().substring(0, 12);
 
+	/** A channel only this instance's listener hears: closing wakes it there, telling no other instance. */
+	private final String wakeChannel = "a2_wake_" + UUID.randomUUID().toString().replace("-", "");
+
 	/** The notices of changes to send; guards {@link #follows} too, which go out in order with them. */
 	private final LinkedHashSet<String> pending = new LinkedHashSet<>();
 
@@ -276,10 +279,9 @@ public final class PostgresSessionChanges extends SessionChangeListeners impleme
 					listen(listening);
 				}
 				finally {
-					if (!this.closed) {
-						// closing aborted the connection: its lock ends with its backend
-						this.instances.leave(listening);
-					}
+					// the lock and the LISTEN go before the connection returns to the pool (on a connection
+					// closing had to abort, the statement fails and its backend takes them with it)
+					this.instances.leave(listening);
 				}
 			}
 			catch (SQLException | RuntimeException ex) {
@@ -317,7 +319,7 @@ public final class PostgresSessionChanges extends SessionChangeListeners impleme
 		listening.setAutoCommit(true);
 		listening.setClientInfo("ApplicationName", APPLICATION_NAME);
 		try (Statement statement = listening.createStatement()) {
-			statement.execute("LISTEN " + CHANNEL);
+			statement.execute("LISTEN " + CHANNEL + "; LISTEN " + this.wakeChannel);
 		}
 		this.instances.join(listening);
 		PGConnection pg = listening.unwrap(PGConnection.class);
@@ -330,6 +332,9 @@ public final class PostgresSessionChanges extends SessionChangeListeners impleme
 			PGNotification[] notifications = pg.getNotifications((int) WAIT.toMillis());
 			if (notifications != null) {
 				for (PGNotification notification : notifications) {
+					if (notification.getName().equals(this.wakeChannel)) {
+						continue;
+					}
 					if (!this.instances.receive(listening, notification.getParameter())) {
 						receive(notification.getParameter());
 					}
@@ -366,8 +371,32 @@ public final class PostgresSessionChanges extends SessionChangeListeners impleme
 			this.pending.notifyAll();
 		}
 		this.listener.interrupt();
+		if (this.connection != null) {
+			// the listener leaves by itself once its wait for notices ends, and hands its connection back to the
+			// pool whole; aborted under it, the connection was logged by the pool as broken, with a stack trace,
+			// at every shutdown. A notice on the listener's own channel ends the wait at once; it is sent from
+			// another thread, as a pool that cannot reach the database would hold this one for its connection
+			// timeout
+			Thread wake = new Thread(() -> {
+				try {
+					this.jdbc.execute("NOTIFY " + this.wakeChannel);
+				}
+				catch (RuntimeException ex) {
+					// the wait ends by itself
+				}
+			}, "a2-listen-wake");
+			wake.setDaemon(true);
+			wake.start();
+			try {
+				this.listener.join(WAIT.toMillis() + 250);
+			}
+			catch (InterruptedException ex) {
+				Thread.currentThread().interrupt();
+			}
+		}
 		Connection listening = this.connection;
 		if (listening != null) {
+			// a listener that did not come back in time (a database that does not answer)
 			try {
 				listening.abort(Runnable::run);
 			}

@@ -116,6 +116,26 @@ class PostgresSessionChangesIntegrationTests {
 	}
 
 	@Test
+	void closingHandsTheListeningConnectionBackToThePoolNotListeningAndWithoutItsLock() {
+		PostgresSessionChanges here = start();
+		await().atMost(WAIT).until(here::connected);
+		JdbcClient jdbc = JdbcClient.create(this.dataSource);
+		String listeners = "SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND objsubid = 2 AND classid = "
+				+ ListeningInstances.SPACE + "::bigint::oid";
+		List<Integer> listening = jdbc.sql(listeners).query(Integer.class).list();
+		assertThat(listening).hasSize(1);
+
+		here.close();
+		// the same backend, idle in the pool: aborted under the listener, the connection was logged by the
+		// pool as broken, with a stack trace, at every shutdown
+		assertThat(jdbc.sql("SELECT application_name FROM pg_stat_activity WHERE pid = :pid")
+			.param("pid", listening.get(0))
+			.query(String.class)
+			.list()).singleElement().isNotEqualTo(PostgresSessionChanges.APPLICATION_NAME);
+		assertThat(jdbc.sql(listeners).query(Integer.class).list()).isEmpty();
+	}
+
+	@Test
 	void aLoneInstanceSendsNoNoticesUntilAnotherSaysHello() throws Exception {
 		try (Channel channel = new Channel()) {
 			PostgresSessionChanges here = start();
