@@ -23,7 +23,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * must show nothing lost, nothing duplicated and nothing stuck. The short form runs with every
  * build; {@code -Dchaos.events}, {@code -Dchaos.kills} and {@code -Dchaos.processes} make it
  * longer, {@code -Dchaos.database-stop=fast} stops the database cleanly instead, and
- * {@code -Dchaos.soak=PT10M} runs the soak (see README, Reliability).
+ * {@code -Dchaos.soak=PT10M} runs the soak (see docs/reliability.md).
  */
 class ChaosIntegrationTests {
 

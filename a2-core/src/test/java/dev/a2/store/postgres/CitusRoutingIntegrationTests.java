@@ -31,7 +31,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * and {@code A2_TEST_JDBC_PASSWORD}), A2's tables are distributed by session and each statement about
  * one session runs on one shard. Citus's own counters say so: with {@code citus.enable_stat_counters}
  * on for this test's connections only, an operation must add single-shard executions and no
- * multi-shard one. Without a cluster these tests are skipped; CI has none (see README, "Beyond one
+ * multi-shard one. Without a cluster these tests are skipped; CI has none (see docs/scaling.md, "Beyond one
  * PostgreSQL", for running one).
  */
 @EnabledIfEnvironmentVariable(named = "A2_TEST_CITUS_URL", matches = ".+",
