@@ -269,7 +269,12 @@ public class A2Endpoint {
 	}
 
 	private static WebEndpointResponse<Object> error(int status, String code, String message) {
-		return json(Map.of("error", Map.of("code", code, "message", message)), status);
+		return json(errorBody(code, message), status);
+	}
+
+	/** A2's error shape, {@code {"error":{"code","message"}}}: every answer of the endpoint's that fails, on every transport. */
+	static Map<String, Object> errorBody(String code, String message) {
+		return Map.of("error", Map.of("code", code, "message", message));
 	}
 
 	private static WebEndpointResponse<Object> json(Object body, int status) {

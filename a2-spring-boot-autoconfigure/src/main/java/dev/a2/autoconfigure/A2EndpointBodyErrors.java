@@ -1,7 +1,6 @@
 package dev.a2.autoconfigure;
 
 import java.io.IOException;
-import java.util.Map;
 
 import dev.a2.ErrorCode;
 import jakarta.servlet.http.HttpServletRequest;
@@ -40,7 +39,7 @@ final class A2EndpointBodyErrors {
 			+ "\"action\"} of strings (index may be a whole number)";
 
 	private static final byte[] BODY = JsonMapper.shared()
-		.writeValueAsBytes(Map.of("error", Map.of("code", ErrorCode.INVALID_PAYLOAD.name(), "message", MESSAGE)));
+		.writeValueAsBytes(A2Endpoint.errorBody(ErrorCode.INVALID_PAYLOAD.name(), MESSAGE));
 
 	private final ObjectProvider<PathMappedEndpoints> endpoints;
 

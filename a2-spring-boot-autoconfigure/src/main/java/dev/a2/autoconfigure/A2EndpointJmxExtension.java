@@ -1,7 +1,5 @@
 package dev.a2.autoconfigure;
 
-import java.util.Map;
-
 import dev.a2.ErrorCode;
 import org.jspecify.annotations.Nullable;
 
@@ -42,8 +40,8 @@ public class A2EndpointJmxExtension {
 			return body(this.endpoint.part(part, contract, session, consumer, after, limit, null));
 		}
 		catch (InvalidEndpointRequestException ex) {
-			return Map.of("error", Map.of("code", ErrorCode.INVALID_PAYLOAD.name(), "message",
-					"part must be \"dead-letters\" or \"events\", was '" + part + "'"));
+			return A2Endpoint.errorBody(ErrorCode.INVALID_PAYLOAD.name(),
+					"part must be \"dead-letters\" or \"events\", was '" + part + "'");
 		}
 	}
 

@@ -496,8 +496,12 @@ public class A2Properties implements InitializingBean {
 
 		/** Whether the consumer is one to register: {@link #getConsumers()} is empty or names it. */
 		public boolean registers(dev.a2.Consumer consumer) {
-			return this.consumers.isEmpty() || this.consumers.contains(consumer.name())
-					|| this.consumers.contains(consumer.contract() + "/" + consumer.name());
+			return this.consumers.isEmpty() || this.consumers.stream().anyMatch((named) -> names(named, consumer));
+		}
+
+		/** Whether {@code named}, an entry of {@link #getConsumers()}, is the consumer's name or its {@code contract/name}. */
+		private static boolean names(String named, dev.a2.Consumer consumer) {
+			return named.equals(consumer.name()) || named.equals(consumer.contract() + "/" + consumer.name());
 		}
 
 		/**
@@ -506,9 +510,7 @@ public class A2Properties implements InitializingBean {
 		 */
 		void checkNamed(List<dev.a2.Consumer> all) {
 			List<String> unknown = this.consumers.stream()
-				.filter((named) -> all.stream()
-					.noneMatch((consumer) -> named.equals(consumer.name())
-							|| named.equals(consumer.contract() + "/" + consumer.name())))
+				.filter((named) -> all.stream().noneMatch((consumer) -> names(named, consumer)))
 				.toList();
 			if (!unknown.isEmpty()) {
 				throw new A2PropertiesException(List.of("a2.drain.consumers must name consumers of this application "
