@@ -12,6 +12,8 @@ import javax.sql.DataSource;
 import dev.a2.TestContracts.Cursor;
 import dev.a2.TestContracts.MessageSent;
 import dev.a2.live.PresenceFeeds;
+import dev.a2.live.SessionChange;
+import dev.a2.live.SessionChanges;
 import dev.a2.live.PresenceUpdate;
 import dev.a2.test.MutableClock;
 import dev.a2.test.PostgresExtension;
@@ -108,6 +110,39 @@ class PresenceIntegrationTests {
 
 				assertThat(snapshot).isInstanceOfSatisfying(PresenceUpdate.Snapshot.class,
 						(update) -> assertThat(update.snapshot().participants()).as("ann expired a second ago").isEmpty());
+			}
+			finally {
+				open.dispose();
+			}
+		}
+		finally {
+			scheduler.dispose();
+		}
+	}
+
+	@Test
+	void aSubscriberIsToldOfAChangeThatANewcomersSnapshotReadBeforeTheChangesNoticeArrived() {
+		Scheduler scheduler = Schedulers.newBoundedElastic(2, 100, "presence-test");
+		// notices told by hand: carol's write reaches the feed only after a newcomer's snapshot has read it,
+		// as when a page writes presence and opens its stream at once; checks every 50 ms
+		SessionChanges changes = SessionChanges.local();
+		try (PresenceFeeds feeds = new PresenceFeeds(changes, (contract, id) -> this.session.presence(), scheduler,
+				Duration.ofMillis(50), this.clock)) {
+			List<PresenceUpdate> watcher = new CopyOnWriteArrayList<>();
+			Disposable open = feeds.presence("chat", this.session.id()).subscribe(watcher::add);
+			try {
+				await().atMost(Duration.ofSeconds(10)).until(() -> !watcher.isEmpty());
+				this.session.presence(PresenceWrite.of("carol", values("typing", true)));
+				PresenceUpdate newcomer = feeds.presence("chat", this.session.id()).blockFirst(Duration.ofSeconds(10));
+				assertThat(newcomer).isInstanceOfSatisfying(PresenceUpdate.Snapshot.class,
+						(update) -> assertThat(update.snapshot().participants()).containsOnlyKeys("carol"));
+
+				changes.publish(SessionChange.Kind.PRESENCE, "chat", this.session.id());
+
+				await().atMost(Duration.ofSeconds(10)).until(() -> watcher.size() == 2);
+				assertThat(watcher.get(1)).isInstanceOfSatisfying(PresenceUpdate.Patches.class,
+						(update) -> assertThat(update.patches()).singleElement()
+							.satisfies((patch) -> assertThat(patch.participant()).isEqualTo("carol")));
 			}
 			finally {
 				open.dispose();

@@ -132,39 +132,52 @@ public final class PresenceFeeds implements AutoCloseable {
 
 		@Nullable PresenceSnapshot snapshot;
 
+		/** Reads started, numbered: a read that started earlier never replaces one kept after it. */
+		private long reads;
+
+		private long keptRead;
+
 		Feed(SharedFeeds.Key key) {
 			super(key);
 		}
 
 		/** The latest presence read, reading it first when none was (on a store thread). */
 		PresenceSnapshot current() {
-			PresenceSnapshot current;
 			synchronized (this) {
-				current = this.snapshot;
-			}
-			if (current == null) {
-				current = PresenceFeeds.this.reader.apply(this.key.contract(), this.key.session());
-				synchronized (this) {
-					if (this.snapshot == null) {
-						this.snapshot = current;
-					}
+				if (this.snapshot != null) {
+					return this.snapshot;
 				}
 			}
-			return current;
+			return readNow();
 		}
 
-		/** Reads the presence now (on a store thread), the latest read from then on. */
+		/**
+		 * Reads the presence now (on a store thread), for a newcomer's snapshot. When that read finds a
+		 * change, the other subscribers are ticked: the change's notice may have arrived before, and the
+		 * feed's reads after it would find nothing new to tell them.
+		 */
 		PresenceSnapshot readNow() {
+			long number = start();
 			PresenceSnapshot read = PresenceFeeds.this.reader.apply(this.key.contract(), this.key.session());
-			keep(read);
+			if (keep(read, number)) {
+				tell();
+			}
 			return read;
 		}
 
-		/** Keeps a read as the latest; answers the one it replaces. */
-		private synchronized @Nullable PresenceSnapshot keep(PresenceSnapshot read) {
-			PresenceSnapshot before = this.snapshot;
+		private synchronized long start() {
+			return ++this.reads;
+		}
+
+		/** Keeps a read as the latest unless a later one was kept; answers whether what is kept changed. */
+		private synchronized boolean keep(PresenceSnapshot read, long number) {
+			if (number < this.keptRead) {
+				return false;
+			}
+			boolean changed = !read.equals(this.snapshot);
 			this.snapshot = read;
-			return before;
+			this.keptRead = number;
+			return changed;
 		}
 
 		void wake() {
@@ -174,8 +187,8 @@ public final class PresenceFeeds implements AutoCloseable {
 		/** Reads the presence again; the subscribers look again only when it changed. */
 		@Override
 		boolean read() {
-			PresenceSnapshot read = PresenceFeeds.this.reader.apply(this.key.contract(), this.key.session());
-			return !read.equals(keep(read));
+			long number = start();
+			return keep(PresenceFeeds.this.reader.apply(this.key.contract(), this.key.session()), number);
 		}
 
 	}

@@ -69,6 +69,14 @@ final class SharedFeeds<F extends SharedFeeds.Feed> {
 			});
 		}
 
+		/** Ticks the subscribers: a read outside {@link #wake} found a change. */
+		void tell() {
+			synchronized (this) {
+				// under the lock, as in done: a sink drops a tick emitted at the same time as another
+				this.ticks.tryEmitNext(++this.tick);
+			}
+		}
+
 		private void done(boolean tell, Scheduler scheduler) {
 			boolean more;
 			synchronized (this) {

@@ -100,18 +100,20 @@ class ClientLibraryIntegrationTests {
 		for (Path file : files) {
 			List<String> command = new ArrayList<>(Node.command());
 			command.addAll(List.of("--test", "--test-reporter=spec", file.toString()));
-			if (run(command) != 0) {
-				failed.add(file.getFileName().toString());
+			Ran ran = run(command);
+			if (ran.exitCode() != 0) {
+				failed.add(file.getFileName() + ":\n" + ran.failures());
 			}
 		}
-		assertThat(failed).as("test files of a2-client/test that failed (their output is above)").isEmpty();
+		// the failures themselves in the message: a build log is often read from its end
+		assertThat(failed).as("test files of a2-client/test that failed (their whole output is above)").isEmpty();
 	}
 
 	@Test
 	void theSamplePassesTheProtocolConformanceScript() throws Exception {
 		List<String> command = new ArrayList<>(Node.command());
 		command.addAll(List.of(CLIENT.resolve("conformance.mjs").toString(), "http://localhost:" + port));
-		assertThat(run(command)).as("exit code of node a2-client/conformance.mjs (its output is above)").isZero();
+		assertThat(run(command).exitCode()).as("exit code of node a2-client/conformance.mjs (its output is above)").isZero();
 	}
 
 	private static ConfigurableApplicationContext startSample() {
@@ -122,8 +124,8 @@ class ClientLibraryIntegrationTests {
 				"--a2.drain.sweep-interval=200ms");
 	}
 
-	/** Runs a node command in the client's directory, printing what it prints; answers its exit code. */
-	private static int run(List<String> command) throws Exception {
+	/** Runs a node command in the client's directory, printing what it prints. */
+	private static Ran run(List<String> command) throws Exception {
 		ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true);
 		builder.environment().put("A2_BASE_URL", "http://localhost:" + port);
 		builder.environment().put("A2_RESTART_URL", "http://127.0.0.1:" + control.getAddress().getPort() + "/restart");
@@ -147,7 +149,18 @@ class ClientLibraryIntegrationTests {
 			throw new AssertionError("node did not finish within 10 minutes:\n" + output);
 		}
 		reader.join(10_000);
-		return process.exitValue();
+		return new Ran(process.exitValue(), output.toString());
+	}
+
+	/** A node command's exit code and output. */
+	record Ran(int exitCode, String output) {
+
+		/** The spec reporter's closing summary of the failed tests, with their errors (or the whole output). */
+		String failures() {
+			int summary = this.output.lastIndexOf("failing tests:");
+			return (summary < 0) ? this.output : this.output.substring(summary);
+		}
+
 	}
 
 	/** Where Node is, and whether its WebSocket needs a flag (Node 20 and 21). */
