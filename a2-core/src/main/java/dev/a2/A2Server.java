@@ -193,6 +193,8 @@ public final class A2Server implements AutoCloseable {
 	 * without consumers delivers its due scheduled tasks all the same (unless it was built not to run
 	 * consumers: the instances that run them deliver them).
 	 * @return how many sessions it started draining
+	 * @throws A2Exception {@code STORE_UNAVAILABLE} when PostgreSQL cannot be reached (the next sweep
+	 * tries again)
 	 */
 	public int sweep() {
 		sweepPresence();

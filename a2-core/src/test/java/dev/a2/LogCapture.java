@@ -11,13 +11,13 @@ import java.util.List;
  * What A2 logs while it is open, as lines: the tests' logger (slf4j-simple) writes to whatever
  * {@code System.err} is at the time, which this tees into a buffer.
  */
-final class LogCapture implements AutoCloseable {
+public final class LogCapture implements AutoCloseable {
 
 	private final PrintStream original = System.err;
 
 	private final ByteArrayOutputStream captured = new ByteArrayOutputStream();
 
-	LogCapture() {
+	public LogCapture() {
 		OutputStream tee = new OutputStream() {
 
 			@Override
@@ -41,7 +41,7 @@ final class LogCapture implements AutoCloseable {
 	}
 
 	/** The lines logged so far that contain {@code text}. */
-	List<String> lines(String text) {
+	public List<String> lines(String text) {
 		String all;
 		synchronized (this.captured) {
 			all = this.captured.toString(StandardCharsets.UTF_8);

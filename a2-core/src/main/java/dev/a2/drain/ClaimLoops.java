@@ -23,6 +23,7 @@ import dev.a2.Consumer;
 import dev.a2.DrainSettings;
 import dev.a2.store.Claim;
 import dev.a2.store.Finish;
+import dev.a2.store.OutageLog;
 import dev.a2.store.WorkStore;
 import dev.a2.store.WorkStore.SessionRef;
 import io.micrometer.observation.Observation;
@@ -73,6 +74,8 @@ final class ClaimLoops {
 
 	/** Sessions whose loop found no free permit; drained again when one frees up. */
 	private final Set<SessionRef> starved = ConcurrentHashMap.newKeySet();
+
+	private final OutageLog outage = new OutageLog(logger, "Draining sessions");
 
 	/**
 	 * The same sessions in the order they found no permit: a permit that frees up goes to the one
@@ -188,6 +191,7 @@ final class ClaimLoops {
 							.observe(() -> this.work.claim(key.contract(), key.session(),
 									this.consumerNames.getOrDefault(key.contract(), List.of()), now, now.plus(this.settings.lease()),
 									limit, owner));
+						this.outage.succeeded();
 					}
 					else {
 						starve(key);
@@ -218,8 +222,10 @@ final class ClaimLoops {
 		}
 		catch (RuntimeException ex) {
 			drain.error(ex);
-			logger.warn("Draining session '" + key.session() + "' of contract '" + key.contract()
-					+ "' failed; the sweep will try again", ex);
+			if (!this.outage.failed(ex)) {
+				logger.warn("Draining session '" + key.session() + "' of contract '" + key.contract()
+						+ "' failed; the sweep will try again", ex);
+			}
 		}
 		drain.stop();
 		endLoop(key, state);

@@ -18,6 +18,7 @@ import dev.a2.Event;
 import dev.a2.live.SessionChange;
 import dev.a2.store.Claim;
 import dev.a2.store.EventStore;
+import dev.a2.store.OutageLog;
 import dev.a2.store.StoredEvent;
 import dev.a2.store.WorkStore;
 import org.apache.commons.logging.Log;
@@ -51,6 +52,8 @@ final class Leases {
 
 	private final ScheduledExecutorService timer;
 
+	private final OutageLog outage = new OutageLog(logger, "Renewing the leases of running consumer attempts");
+
 	/**
 	 * @param heartbeat how often the timer renews the leases; {@code null} for no timer (the
 	 * application calls {@link #heartbeat()})
@@ -75,6 +78,7 @@ final class Leases {
 			}
 			Set<UUID> held = this.work.renew(live.stream().map((r) -> r.claim).toList(),
 					this.host.clock().instant().plus(this.lease));
+			this.outage.succeeded();
 			for (Running run : live) {
 				if (!held.contains(run.claim.token()) && this.running.contains(run.claim.token())) {
 					run.lost = true;
@@ -87,7 +91,9 @@ final class Leases {
 			}
 		}
 		catch (RuntimeException ex) {
-			logger.warn("Could not renew the leases of running consumer attempts", ex);
+			if (!this.outage.failed(ex)) {
+				logger.warn("Could not renew the leases of running consumer attempts", ex);
+			}
 		}
 	}
 

@@ -32,7 +32,8 @@ public final class ScheduledDeliveries {
 	 * delivered exactly once across instances, until none is left or {@code stopping} says so. A
 	 * failure is logged, not thrown, and the task stays stored: one whose delivery failed (its events
 	 * no longer bind to the contract as deployed now, say) is tried again {@link #RETRY_FAILED} later,
-	 * and the tasks after it are delivered meanwhile; when the store fails, the next sweep tries again.
+	 * and the tasks after it are delivered meanwhile. When PostgreSQL cannot be reached, that is thrown,
+	 * for the sweep to report; the next sweep tries again.
 	 */
 	public static void deliverDue(WorkStore work, Instant now, Collection<String> contracts,
 			Consumer<ScheduledTask> delivery, BooleanSupplier stopping) {
@@ -47,8 +48,12 @@ public final class ScheduledDeliveries {
 				}
 			}
 			catch (RuntimeException ex) {
+				if (StoreFailures.isUnavailable(ex)) {
+					// the sweep says so, once for the whole outage
+					throw ex;
+				}
 				ScheduledTask failed = delivering.get();
-				if (failed == null || StoreFailures.isUnavailable(ex)) {
+				if (failed == null) {
 					logger.warn("Could not deliver a scheduled task; the next sweep tries again", ex);
 					return;
 				}

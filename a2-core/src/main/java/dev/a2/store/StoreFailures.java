@@ -48,7 +48,8 @@ public final class StoreFailures {
 		return false;
 	}
 
-	private static String rootMessage(Throwable ex) {
+	/** The message of the innermost cause: what the driver or the pool said. */
+	public static String rootMessage(Throwable ex) {
 		Throwable root = ex;
 		while (root.getCause() != null && root.getCause() != root) {
 			root = root.getCause();

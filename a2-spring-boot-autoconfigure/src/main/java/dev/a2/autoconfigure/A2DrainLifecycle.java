@@ -5,6 +5,7 @@ import java.time.Instant;
 import java.util.concurrent.ScheduledFuture;
 
 import dev.a2.A2Server;
+import dev.a2.store.OutageLog;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
@@ -35,6 +36,8 @@ public class A2DrainLifecycle implements SmartLifecycle {
 
 	private volatile boolean running;
 
+	private final OutageLog outage = new OutageLog(logger, "A2's sweep");
+
 	/** @param interval how often to sweep; {@code null} for never (manual scheduling) */
 	public A2DrainLifecycle(A2Server server, @Nullable Duration interval) {
 		this.server = server;
@@ -60,9 +63,12 @@ public class A2DrainLifecycle implements SmartLifecycle {
 		try {
 			this.server.sweep();
 			this.lastSweep = Instant.now();
+			this.outage.succeeded();
 		}
 		catch (RuntimeException ex) {
-			logger.warn("A2's sweep failed; it runs again in " + this.interval, ex);
+			if (!this.outage.failed(ex)) {
+				logger.warn("A2's sweep failed; it runs again in " + this.interval, ex);
+			}
 		}
 	}
 

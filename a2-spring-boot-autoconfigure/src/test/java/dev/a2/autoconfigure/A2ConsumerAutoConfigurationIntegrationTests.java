@@ -13,6 +13,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 import javax.sql.DataSource;
 
@@ -37,19 +40,27 @@ import dev.a2.web.A2Authorizer;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 import org.springframework.beans.factory.config.BeanPostProcessor;
+import org.springframework.boot.SpringApplication;
+import org.springframework.boot.WebApplicationType;
 import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
 import org.springframework.boot.actuate.endpoint.web.WebEndpointResponse;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.autoconfigure.ImportAutoConfiguration;
 import org.springframework.boot.health.contributor.Health;
 import org.springframework.boot.health.contributor.HealthIndicator;
 import org.springframework.boot.health.contributor.Status;
 import org.springframework.boot.jackson.autoconfigure.JacksonAutoConfiguration;
 import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
+import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.Import;
 import org.springframework.dao.QueryTimeoutException;
 import org.springframework.jdbc.datasource.DelegatingDataSource;
 
@@ -73,20 +84,27 @@ class A2ConsumerAutoConfigurationIntegrationTests {
 	/** While set, the application's DataSource hands out no connection, as when PostgreSQL is unreachable. */
 	private final AtomicBoolean unreachable = new AtomicBoolean();
 
+	/** How many connections it refused. */
+	private final AtomicInteger refusals = new AtomicInteger();
+
+	private final DataSource outageDataSource = new DelegatingDataSource(this.dataSource) {
+		@Override
+		public Connection getConnection() throws SQLException {
+			if (A2ConsumerAutoConfigurationIntegrationTests.this.unreachable.get()) {
+				A2ConsumerAutoConfigurationIntegrationTests.this.refusals.incrementAndGet();
+				throw new SQLTransientConnectionException("Connection is not available, request timed out after 30000ms");
+			}
+			return super.getConnection();
+		}
+	};
+
 	private final ApplicationContextRunner runner = new ApplicationContextRunner()
 		.withConfiguration(AutoConfigurations.of(A2AutoConfiguration.class, A2AuthorizationAutoConfiguration.class,
 				JacksonAutoConfiguration.class,
 				A2EndpointAutoConfiguration.class, A2HealthContributorAutoConfiguration.class,
 				A2MetricsAutoConfiguration.class))
-		.withBean(DataSource.class, () -> new DelegatingDataSource(this.dataSource) {
-			@Override
-			public Connection getConnection() throws SQLException {
-				if (A2ConsumerAutoConfigurationIntegrationTests.this.unreachable.get()) {
-					throw new SQLTransientConnectionException("Connection is not available, request timed out after 30000ms");
-				}
-				return super.getConnection();
-			}
-		})
+		// not the pool itself: a context would close it
+		.withBean(DataSource.class, () -> this.outageDataSource)
 		.withUserConfiguration(ChatContract.class);
 
 	@AfterEach
@@ -211,6 +229,45 @@ class A2ConsumerAutoConfigurationIntegrationTests {
 			assertThat(health.health(true).getStatus()).isEqualTo(Status.UP);
 			assertThat(endpoint.overview(null).getStatus()).isEqualTo(200);
 		});
+	}
+
+	/**
+	 * An outage of PostgreSQL is a line when it starts and a line when it ends, as an application logs
+	 * at INFO, not a stack trace per sweep; the consumers go on after it.
+	 */
+	@Test
+	@ExtendWith(OutputCaptureExtension.class)
+	void anOutageIsLoggedOnceWhenItStartsAndOnceWhenItEndsAndTheConsumersGoOn(CapturedOutput output) {
+		SpringApplication application = new SpringApplication(OutageApplication.class);
+		application.setWebApplicationType(WebApplicationType.NONE);
+		application.setDefaultProperties(Map.of("a2.drain.consumers", "echo", "a2.drain.sweep-interval", "50ms"));
+		application.addInitializers((context) -> context.getBeanFactory().registerSingleton("dataSource", this.outageDataSource));
+		try (ConfigurableApplicationContext context = application.run()) {
+			Session session = context.getBean(A2Server.class).session("chat", "outage");
+			GoodConsumers consumers = context.getBean(GoodConsumers.class);
+			session.append(NewEvent.of("said", new Said("before")));
+			await().atMost(Duration.ofSeconds(10)).until(() -> consumers.seen.contains("before"));
+			int from = output.length();
+			int refused = this.refusals.get();
+
+			this.unreachable.set(true);
+			// sweeps go on failing: each asks for a connection
+			await().atMost(Duration.ofSeconds(10)).until(() -> this.refusals.get() >= refused + 5);
+			this.unreachable.set(false);
+			await().atMost(Duration.ofSeconds(10)).until(() -> output.toString().substring(from).contains("reaches PostgreSQL again"));
+
+			session.append(NewEvent.of("said", new Said("after")));
+			await().atMost(Duration.ofSeconds(10)).until(() -> consumers.seen.contains("after"));
+			String outage = output.toString().substring(from);
+			assertThat(outage).containsOnlyOnce("A2's sweep cannot reach PostgreSQL (Connection is not available, request timed out "
+					+ "after 30000ms); it goes on trying, and says here when it succeeds")
+				.containsPattern("A2's sweep reaches PostgreSQL again, after \\d+ failed tries in \\d+ ms")
+				.as("no stack trace")
+				.doesNotContain("\tat ");
+			Matcher tries = Pattern.compile("after (\\d+) failed tries").matcher(outage);
+			assertThat(tries.find()).isTrue();
+			assertThat(Integer.parseInt(tries.group(1))).as("failed sweeps, logged once").isGreaterThanOrEqualTo(3);
+		}
 	}
 
 	@SuppressWarnings("unchecked")
@@ -484,6 +541,13 @@ class A2ConsumerAutoConfigurationIntegrationTests {
 				assertThat(failure).hasMessageContaining(message);
 			}
 		});
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	@ImportAutoConfiguration({ A2AutoConfiguration.class, JacksonAutoConfiguration.class })
+	@Import({ ChatContract.class, GoodConsumers.class })
+	static class OutageApplication {
+
 	}
 
 	@Configuration(proxyBeanMethods = false)

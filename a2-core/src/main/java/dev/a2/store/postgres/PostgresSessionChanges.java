@@ -133,6 +133,9 @@ public final class PostgresSessionChanges extends SessionChangeListeners impleme
 
 	private volatile boolean connected;
 
+	/** When the listening connection was lost (System.nanoTime), 0 while none was: for the line saying it is back. */
+	private long lostAt;
+
 	private volatile boolean closed;
 
 	private volatile @Nullable Connection connection;
@@ -290,6 +293,7 @@ public final class PostgresSessionChanges extends SessionChangeListeners impleme
 				}
 				if (this.connected) {
 					backoff = 250;
+					this.lostAt = System.nanoTime();
 					logger.warn("Lost the connection that listens for changes of other instances; reconnecting, and "
 							+ "polling meanwhile: " + ex.getMessage());
 				}
@@ -326,6 +330,11 @@ public final class PostgresSessionChanges extends SessionChangeListeners impleme
 		long checked = System.nanoTime();
 		while (!this.closed) {
 			if (!this.connected && this.instances.joined()) {
+				if (this.lostAt != 0) {
+					logger.info("Listening again for changes of other instances, "
+							+ (System.nanoTime() - this.lostAt) / 1_000_000 + " ms after the connection was lost");
+					this.lostAt = 0;
+				}
 				this.connected = true;
 				tell(null);
 			}

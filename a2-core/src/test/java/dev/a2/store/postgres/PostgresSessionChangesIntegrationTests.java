@@ -12,6 +12,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import com.zaxxer.hikari.HikariDataSource;
+import dev.a2.LogCapture;
 import dev.a2.live.SessionChange;
 import dev.a2.test.TestPostgres;
 import org.junit.jupiter.api.AfterEach;
@@ -91,6 +92,12 @@ class PostgresSessionChangesIntegrationTests {
 
 	@Test
 	void theListenerComesBackAfterItsConnectionIsKilledAndSaysChangesMayHaveBeenMissed() {
+		try (LogCapture log = new LogCapture()) {
+			listenerComesBack(log);
+		}
+	}
+
+	private void listenerComesBack(LogCapture log) {
 		PostgresSessionChanges here = start();
 		PostgresSessionChanges there = start();
 		listen(there);
@@ -113,6 +120,10 @@ class PostgresSessionChangesIntegrationTests {
 		// the follow is told again under the listener's new id (and not merely assumed, as before an answer)
 		await().atMost(WAIT).until(() -> here.followedElsewhere("chat", "followed-across-restarts")
 				&& !here.followedElsewhere("chat", "followed-nowhere"));
+		// an operator who read that the connection was lost reads that it is back
+		assertThat(log.lines("Lost the connection that listens for changes of other instances")).hasSize(2);
+		assertThat(log.lines("Listening again for changes of other instances")).hasSize(2)
+			.allSatisfy((line) -> assertThat(line).containsPattern("\\d+ ms after the connection was lost"));
 	}
 
 	@Test
