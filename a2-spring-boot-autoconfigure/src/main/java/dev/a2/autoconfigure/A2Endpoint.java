@@ -3,6 +3,7 @@ package dev.a2.autoconfigure;
 import java.security.Principal;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -104,14 +105,22 @@ public class A2Endpoint {
 			.map((contract) -> new ContractView(contract.name(), List.copyOf(contract.events().keySet()),
 					List.copyOf(contract.reducers().keySet())))
 			.toList();
-		List<ConsumerView> consumers = this.server.consumers().stream().map((consumer) -> {
-			PendingWork work = pending.get(consumer.contract() + "/" + consumer.name());
+		List<ConsumerView> consumers = new ArrayList<>();
+		for (Consumer consumer : this.server.consumers()) {
+			PendingWork work = pending.remove(consumer.contract() + "/" + consumer.name());
 			Instant oldest = (work != null) ? work.oldestDueAt() : null;
-			return new ConsumerView(consumer.contract(), consumer.name(), laneMode(consumer),
+			consumers.add(new ConsumerView(consumer.contract(), consumer.name(), true, laneMode(consumer),
 					(consumer.types() != null) ? List.copyOf(consumer.types()) : null, (work != null) ? work.pending() : 0,
 					(work != null) ? work.lag() : 0, (work != null) ? work.dead() : 0,
-					(oldest != null) ? Duration.between(oldest, now).toMillis() : null);
-		}).toList();
+					(oldest != null) ? Duration.between(oldest, now).toMillis() : null));
+		}
+		// work of consumers this application does not register (removed, renamed, or left to other
+		// instances by a2.drain.consumers): its dead letters wait for a redrive all the same
+		for (PendingWork work : pending.values()) {
+			Instant oldest = work.oldestDueAt();
+			consumers.add(new ConsumerView(work.contract(), work.consumer(), false, null, null, work.pending(), work.lag(),
+					work.dead(), (oldest != null) ? Duration.between(oldest, now).toMillis() : null));
+		}
 		return new Overview(contracts, consumers, this.server.drains());
 	}
 
@@ -300,14 +309,17 @@ public class A2Endpoint {
 	/**
 	 * A consumer and its work.
 	 *
+	 * @param registered whether this application registers the consumer; work of one it does not
+	 *     (removed, renamed, or run only by other instances) is shown all the same, without its lane
+	 *     and types, which only the registration knows
 	 * @param lane {@code independent}, {@code keyed} or {@code fixed:<name>}
 	 * @param pending units (or cursors) with work to run
 	 * @param lag how far behind the log the consumer is: its units not done, or a cursor's distance in
 	 *     indexes to the last event of its types; what waits behind a dead letter included
 	 * @param oldestPendingAgeMillis how long the oldest pending event has waited, or {@code null}
 	 */
-	public record ConsumerView(String contract, String name, String lane, @Nullable List<String> types, long pending,
-			long lag, long deadLetters, @Nullable Long oldestPendingAgeMillis) {
+	public record ConsumerView(String contract, String name, boolean registered, @Nullable String lane,
+			@Nullable List<String> types, long pending, long lag, long deadLetters, @Nullable Long oldestPendingAgeMillis) {
 	}
 
 	/** Whether a dead letter was redriven. */

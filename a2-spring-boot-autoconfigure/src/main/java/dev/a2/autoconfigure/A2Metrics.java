@@ -3,7 +3,9 @@ package dev.a2.autoconfigure;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.Map;
+import java.util.Set;
 
 import dev.a2.A2Server;
 import dev.a2.Consumer;
@@ -18,7 +20,9 @@ import org.apache.commons.logging.LogFactory;
  * Gauges per consumer: {@code a2.consumer.pending} (units not done), {@code a2.consumer.lag} (how far
  * behind the log), {@code a2.consumer.dead.letters} and {@code a2.consumer.oldest.pending.age}
  * (seconds the oldest pending event has waited). One query
- * answers them all, at most every few seconds however often they are scraped.
+ * answers them all, at most every few seconds however often they are scraped. Besides the consumers
+ * the application registers, they count those whose work the store held when the gauges were bound
+ * (a consumer since removed still has its dead letters counted).
  */
 public class A2Metrics implements MeterBinder {
 
@@ -38,26 +42,39 @@ public class A2Metrics implements MeterBinder {
 
 	@Override
 	public void bindTo(MeterRegistry registry) {
+		Set<String> bound = new HashSet<>();
 		for (Consumer consumer : this.server.consumers()) {
-			String key = consumer.contract() + "/" + consumer.name();
-			Gauge.builder("a2.consumer.pending", this, (metrics) -> metrics.work(key).pending())
-				.description("Units of work of the consumer not done yet")
-				.tags("contract", consumer.contract(), "consumer", consumer.name())
-				.register(registry);
-			Gauge.builder("a2.consumer.lag", this, (metrics) -> metrics.work(key).lag())
-				.description("How far behind the log the consumer is: units not done, or a cursor's distance in indexes")
-				.tags("contract", consumer.contract(), "consumer", consumer.name())
-				.register(registry);
-			Gauge.builder("a2.consumer.dead.letters", this, (metrics) -> metrics.work(key).dead())
-				.description("Dead-lettered units of the consumer, waiting for a redrive")
-				.tags("contract", consumer.contract(), "consumer", consumer.name())
-				.register(registry);
-			Gauge.builder("a2.consumer.oldest.pending.age", this, (metrics) -> metrics.oldestAgeSeconds(key))
-				.description("How long the consumer's oldest pending event has waited")
-				.baseUnit("seconds")
-				.tags("contract", consumer.contract(), "consumer", consumer.name())
-				.register(registry);
+			bind(registry, consumer.contract(), consumer.name());
+			bound.add(consumer.contract() + "/" + consumer.name());
 		}
+		// consumers the store has work of, which this application does not register (removed, renamed,
+		// or left to other instances): their dead letters would otherwise be counted nowhere
+		for (PendingWork work : current().values()) {
+			if (bound.add(work.contract() + "/" + work.consumer())) {
+				bind(registry, work.contract(), work.consumer());
+			}
+		}
+	}
+
+	private void bind(MeterRegistry registry, String contract, String consumer) {
+		String key = contract + "/" + consumer;
+		Gauge.builder("a2.consumer.pending", this, (metrics) -> metrics.work(key).pending())
+			.description("Units of work of the consumer not done yet")
+			.tags("contract", contract, "consumer", consumer)
+			.register(registry);
+		Gauge.builder("a2.consumer.lag", this, (metrics) -> metrics.work(key).lag())
+			.description("How far behind the log the consumer is: units not done, or a cursor's distance in indexes")
+			.tags("contract", contract, "consumer", consumer)
+			.register(registry);
+		Gauge.builder("a2.consumer.dead.letters", this, (metrics) -> metrics.work(key).dead())
+			.description("Dead-lettered units of the consumer, waiting for a redrive")
+			.tags("contract", contract, "consumer", consumer)
+			.register(registry);
+		Gauge.builder("a2.consumer.oldest.pending.age", this, (metrics) -> metrics.oldestAgeSeconds(key))
+			.description("How long the consumer's oldest pending event has waited")
+			.baseUnit("seconds")
+			.tags("contract", contract, "consumer", consumer)
+			.register(registry);
 	}
 
 	private PendingWork work(String key) {

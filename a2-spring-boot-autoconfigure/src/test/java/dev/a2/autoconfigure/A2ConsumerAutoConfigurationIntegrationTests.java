@@ -32,6 +32,8 @@ import dev.a2.Lane;
 import dev.a2.NewEvent;
 import dev.a2.RunInterceptor;
 import dev.a2.Session;
+import dev.a2.autoconfigure.A2Endpoint.ConsumerView;
+import dev.a2.autoconfigure.A2Endpoint.Overview;
 import dev.a2.spring.A2Consumer;
 import dev.a2.store.WorkStore;
 import dev.a2.store.postgres.PostgresWorkStore;
@@ -342,6 +344,41 @@ class A2ConsumerAutoConfigurationIntegrationTests {
 				assertThat(registry.get("a2.consumer.oldest.pending.age").tag("consumer", "echo").gauge().value())
 					.isGreaterThanOrEqualTo(0);
 				assertThat(registry.get("a2.consumer.pending").tag("consumer", "fixed").gauge().value()).isEqualTo(1);
+			});
+	}
+
+	/**
+	 * A consumer removed from the application leaves its dead letters in the store: the overview and
+	 * the gauges still count them, so an operator sees what waits for a redrive.
+	 */
+	@Test
+	void theDeadLettersOfAConsumerTheApplicationNoLongerRegistersAreInTheOverviewAndTheGauges() {
+		this.runner.withUserConfiguration(FailingWithError.class)
+			.withPropertyValues("a2.drain.max-failures=1")
+			.run((context) -> {
+				A2Server server = context.getBean(A2Server.class);
+				server.session("chat", "before-the-removal").append(NewEvent.of("said", new Said("check")));
+				await().atMost(Duration.ofSeconds(20))
+					.until(() -> server.deadLetters("chat", null, "erring", 10).size() == 1);
+			});
+		this.runner.withUserConfiguration(GoodConsumers.class)
+			.withPropertyValues("a2.drain.enabled=false", "management.endpoints.web.exposure.include=a2")
+			.run((context) -> {
+				Overview overview = (Overview) context.getBean(A2Endpoint.class).overview(null).getBody();
+				assertThat(overview.consumers()).filteredOn((consumer) -> consumer.name().equals("erring"))
+					.singleElement()
+					.satisfies((erring) -> {
+						assertThat(erring.registered()).isFalse();
+						assertThat(erring.deadLetters()).isEqualTo(1);
+						assertThat(erring.lane()).isNull();
+					});
+				assertThat(overview.consumers()).filteredOn(ConsumerView::registered)
+					.extracting(ConsumerView::name)
+					.containsExactlyInAnyOrder("echo", "fixed");
+				SimpleMeterRegistry registry = new SimpleMeterRegistry();
+				context.getBean(A2Metrics.class).bindTo(registry);
+				assertThat(registry.get("a2.consumer.dead.letters").tag("consumer", "erring").gauge().value()).isEqualTo(1);
+				assertThat(registry.get("a2.consumer.dead.letters").tag("consumer", "echo").gauge().value()).isZero();
 			});
 	}
 
