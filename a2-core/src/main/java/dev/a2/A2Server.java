@@ -317,8 +317,8 @@ public final class A2Server implements AutoCloseable {
 	 * stay) can only be skipped: that discards its dead letter.
 	 * @return whether there was such a dead letter
 	 * @throws A2Exception {@code UNKNOWN_CONTRACT} for a contract it does not register,
-	 *     {@code INVALID_PAYLOAD} for a session id that breaks §4, a {@code null} consumer or action, or for a
-	 *     retry of a consumer it does not register (no consumer would run it)
+	 *     {@code INVALID_PAYLOAD} for a session id that breaks §4, a {@code null} consumer or action, an index
+	 *     below 1, or for a retry of a consumer it does not register (no consumer would run it)
 	 */
 	public boolean redrive(String contract, String session, String consumer, long index, RedriveAction action) {
 		// checked before the observation: its contract and consumer tag timers, so a name the caller made
@@ -329,6 +329,10 @@ public final class A2Server implements AutoCloseable {
 			// a null action must not fall through to the skip below, which discards a dead letter
 			throw A2Exception.invalid("a redrive names its consumer and its action (retry or skip); consumer was "
 					+ ((consumer == null) ? "null" : "'" + consumer + "'") + ", action " + action);
+		}
+		if (index < 1) {
+			// as a history read's after: a number no event can have is a mistake, not a dead letter not found
+			throw A2Exception.invalid("index must be 1 or more (a session's events are numbered from 1), was " + index);
 		}
 		if (consumer(known.name(), consumer) == null) {
 			if (action == RedriveAction.RETRY) {

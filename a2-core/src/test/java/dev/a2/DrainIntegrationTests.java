@@ -553,7 +553,7 @@ class DrainIntegrationTests {
 	}
 
 	@Test
-	void aRedriveWithoutItsActionOrConsumerIsRefusedAndKeepsTheDeadLetter() {
+	void aRedriveWithoutItsActionOrConsumerOrWithAnIndexBelowOneIsRefusedAndKeepsTheDeadLetter() {
 		Consumer strict = Consumer.builder("chat", "strict").run((context) -> {
 			throw new NonRetriableException("never");
 		});
@@ -574,6 +574,14 @@ class DrainIntegrationTests {
 				.isInstanceOf(A2Exception.class)
 				.extracting((ex) -> ((A2Exception) ex).code())
 				.isEqualTo(ErrorCode.INVALID_PAYLOAD);
+			// as a history read's after=-1: no event has such an index, so it is a mistake, not a letter not found
+			for (long index : new long[] { 0, -1 }) {
+				assertThatThrownBy(() -> instance.redrive("chat", session.id(), "strict", index, RedriveAction.SKIP))
+					.isInstanceOf(A2Exception.class)
+					.hasMessage("index must be 1 or more (a session's events are numbered from 1), was " + index)
+					.extracting((ex) -> ((A2Exception) ex).code())
+					.isEqualTo(ErrorCode.INVALID_PAYLOAD);
+			}
 		}
 		assertThat(server.deadLetters("chat", session.id(), "strict", 10)).hasSize(1);
 	}
