@@ -29,6 +29,9 @@ function unexpected(response, what, expected, advice) {
 const CODES_BY_STATUS = { 400: "INVALID_PAYLOAD", 401: "UNAUTHORIZED", 403: "FORBIDDEN", 404: "NOT_FOUND",
   405: "METHOD_NOT_ALLOWED", 409: "CONFLICT", 413: "PAYLOAD_TOO_LARGE", 503: "STORE_UNAVAILABLE" };
 
+/** Errors whose answer was A2's own refusal (its JSON error body), not a security filter's or a proxy's. */
+const refusedByA2 = new WeakSet();
+
 async function errorOf(response) {
   let body = null;
   try {
@@ -42,7 +45,9 @@ async function errorOf(response) {
   const why = /error_description="([^"]*)"/.exec(response.headers.get("www-authenticate") || "");
   const message = (error && error.message) || ("HTTP " + response.status + " " + (response.statusText || "")
     + (why ? ": " + why[1] : ""));
-  return new A2Error(code, message, { status: response.status });
+  const refusal = new A2Error(code, message, { status: response.status });
+  if (error) refusedByA2.add(refusal);
+  return refusal;
 }
 
 function networkError(cause) {
@@ -1006,19 +1011,22 @@ class SocketLine {
 
   async retry(wasOpen) {
     if (!wasOpen) {
-      // the handshake failed: a browser hides its status, so ask over HTTP whether it was a 401 or 403, as the
-      // handshake asked: with the page's cookies, and without the headers option, which the standard WebSocket
+      // the handshake failed: a browser hides its status, so ask the socket's URL over HTTP, as the handshake
+      // asked: with the page's cookies and origin, and without the headers option, which the standard WebSocket
       // cannot send (asked with a bearer token the handshake lacked, the probe passed and the socket was tried
-      // again for ever)
-      const id = this.sessions.keys().next().value;
-      if (id !== undefined) {
+      // again for ever). It answers what refused the handshake (401, 403: not logged in, or a page of an origin
+      // a2.web.allowed-origins does not name), or 400 when that passed: this request was no handshake
+      if (this.sessions.size > 0) {
         const bare = !this.client.socketSendsHeaders;
         try {
-          await this.client.call("GET", this.client.url(this.contract, id, "/events?limit=1"), undefined,
+          await this.client.call("GET", this.client.url(this.contract, undefined, "/socket"), undefined,
             { signal: this.client.controller.signal, bare });
         } catch (failure) {
           let e = failure;
-          if (bare && this.client.hasHeaders && e instanceof A2Error && (e.status === 401 || e.status === 403)) {
+          if (e instanceof A2Error && e.status === 400) e = null;
+          // a security filter's refusal, where the handshake lacked the headers; A2's own (an origin) says why itself
+          if (bare && this.client.hasHeaders && e instanceof A2Error && (e.status === 401 || e.status === 403)
+            && !refusedByA2.has(e)) {
             e = new A2Error(e.code, "the socket's handshake was refused (" + e.status + "): a WebSocket cannot send "
               + "the client's headers (such as Authorization: Bearer …); use transport 'sse', which sends them, or a "
               + "WebSocket option that authenticates its handshake another way (" + e.message + ")",

@@ -199,12 +199,37 @@ test("over the socket, a bearer token in headers, which the handshake cannot car
     assert.equal(view.error.code, "UNAUTHORIZED");
     assert.equal(view.error.status, 401);
     assert.match(view.error.message, /cannot send the client's headers.*transport 'sse'/);
-    assert.ok(seen.requests.includes("GET /a2/chat/sessions/user-ann-1/events?limit=1"),
-      "the probe asked as the handshake did, without the headers: " + seen.requests);
+    assert.ok(seen.requests.includes("GET /a2/chat/socket"),
+      "the probe asked the socket's URL as the handshake did, without the headers: " + seen.requests);
 
     const stored = await room.push([message("hi")]);
     assert.equal(stored[0].index, 1, "the push went over HTTP, with the token");
     assert.ok(seen.requests.includes("POST /a2/chat/sessions/user-ann-1/events (bearer)"), String(seen.requests));
+  });
+
+test("over the socket, a page of an origin the server does not let open its socket fails its views with FORBIDDEN "
+  + "naming a2.web.allowed-origins, instead of trying the socket again for ever; pushes still go over HTTP",
+  { skip: NO_SERVER || NO_WEBSOCKET, timeout: PATIENCE }, async (t) => {
+    // as a browser does for a page of another origin: its handshake and its requests carry the page's Origin
+    const origin = "http://elsewhere.example";
+    class ForeignSocket extends WebSocket {
+      constructor(url, protocols) {
+        super(url, { protocols, headers: { Origin: origin } });
+      }
+    }
+    const foreignFetch = (url, init = {}) => fetch(url, Object.assign({}, init,
+      { headers: Object.assign({}, init.headers, { Origin: origin }) }));
+    const a2 = client(t, { transport: "socket", WebSocket: ForeignSocket, fetch: foreignFetch });
+    const id = sessionId("foreign-origin");
+    const room = a2.session("chat", id);
+    const view = await until(room, (v) => v.status === "error" && v, "the view's error");
+    assert.equal(view.error.code, "FORBIDDEN");
+    assert.equal(view.error.status, 403);
+    assert.match(view.error.message, /origin http:\/\/elsewhere\.example .*a2\.web\.allowed-origins/);
+
+    const stored = await room.push([message("hi")]);
+    assert.equal(stored[0].index, 1, "the push went over HTTP, which the socket's origin check does not cover");
+    assert.equal((await messages("chat", id)).length, 1);
   });
 
 /** Sockets the test opens and drops as a network would; each answers a subscribe frame as a server does. */
