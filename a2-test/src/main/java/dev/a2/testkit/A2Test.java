@@ -11,7 +11,9 @@ import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.core.annotation.AliasFor;
 
 /**
- * A Spring Boot test of an application's A2 consumers: the application starts without a web server,
+ * A Spring Boot test of an application's A2 consumers: the application starts without a web server
+ * (in a mock web environment, so that what only a web application has, such as the {@code HttpSecurity}
+ * a Spring MVC application's {@code SecurityFilterChain} is built from, is there as in production),
  * on a schema of the test class's own in a real PostgreSQL ({@link TestDatabase}), with the consumers
  * named in {@link #consumers()} (all when none is named), a manual drainer and a {@link VirtualClock}.
  * Tests take the {@link A2TestKit} with {@code @Autowired}; each test starts with no faults and an
@@ -30,7 +32,7 @@ import org.springframework.core.annotation.AliasFor;
 @Retention(RetentionPolicy.RUNTIME)
 @Documented
 @Inherited
-@SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.NONE)
+@SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.MOCK)
 public @interface A2Test {
 
 	/**
