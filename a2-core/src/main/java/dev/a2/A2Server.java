@@ -315,15 +315,21 @@ public final class A2Server implements AutoCloseable {
 	 * failure count; {@code skip} marks it done without running it and unblocks its lane.
 	 * A consumer this server does not register (one removed from the application, whose dead letters
 	 * stay) can only be skipped: that discards its dead letter.
+	 * A contract this server does not register likewise: a skip discards the dead letters the store still
+	 * holds of it.
 	 * @return whether there was such a dead letter
-	 * @throws A2Exception {@code UNKNOWN_CONTRACT} for a contract it does not register,
+	 * @throws A2Exception {@code UNKNOWN_CONTRACT} for a contract it does not register (on a skip, one of
+	 *     which no such dead letter is stored),
 	 *     {@code INVALID_PAYLOAD} for a session id that breaks §4, a {@code null} consumer or action, an index
 	 *     below 1, or for a retry of a consumer it does not register (no consumer would run it)
 	 */
 	public boolean redrive(String contract, String session, String consumer, long index, RedriveAction action) {
 		// checked before the observation: its contract and consumer tag timers, so a name the caller made
 		// up (a typo, a scan) must never make a timer of its own
-		Contract known = contract(contract);
+		Contract known = (contract != null) ? this.contracts.get(contract) : null;
+		if (known == null && action != RedriveAction.SKIP) {
+			known = contract(contract); // throws: no such contract
+		}
 		String sessionId = SessionIds.check(session);
 		if (consumer == null || action == null) {
 			// a null action must not fall through to the skip below, which discards a dead letter
@@ -333,6 +339,14 @@ public final class A2Server implements AutoCloseable {
 		if (index < 1) {
 			// as a history read's after: a number no event can have is a mistake, not a dead letter not found
 			throw A2Exception.invalid("index must be 1 or more (a session's events are numbered from 1), was " + index);
+		}
+		if (known == null) {
+			// a contract removed from the application: its dead letters are still listed and counted, so a
+			// skip discards them as it does a removed consumer's; a name without any is no contract (404)
+			if (requireWork().redrive(contract, sessionId, consumer, index, false)) {
+				return true;
+			}
+			known = contract(contract); // throws: no such contract
 		}
 		if (consumer(known.name(), consumer) == null) {
 			if (action == RedriveAction.RETRY) {

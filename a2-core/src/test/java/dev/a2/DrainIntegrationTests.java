@@ -553,6 +553,45 @@ class DrainIntegrationTests {
 	}
 
 	@Test
+	void aSkipDiscardsTheDeadLettersOfAContractTheApplicationNoLongerRegisters() {
+		A2Server server = this.support.server(Consumer.builder("chat", "strict").run((context) -> {
+			throw new NonRetriableException("never");
+		}));
+		Session session = server.session("chat", A2TestSupport.newSessionId());
+		session.append(message("poison"));
+		await().atMost(Duration.ofSeconds(20))
+			.untilAsserted(() -> assertThat(server.deadLetters("chat", session.id(), "strict", 10)).hasSize(1));
+		// the next deployment dropped the contract: the overview and the gauges still count its dead letter,
+		// so an operator must be able to discard it, as the dead letters of a removed consumer
+		A2Server without = A2Server.builder()
+			.dataSource(this.support.dataSource)
+			.contract(Contract.builder("shop").event("note", Note.class).build())
+			.drainScheduling(DrainScheduling.MANUAL)
+			.build();
+		try {
+			assertThat(without.deadLetters("chat", session.id(), "strict", 10)).hasSize(1);
+			// no consumer would run a retry
+			assertThatThrownBy(() -> without.redrive("chat", session.id(), "strict", 1, RedriveAction.RETRY))
+				.isInstanceOf(A2Exception.class)
+				.extracting((ex) -> ((A2Exception) ex).code())
+				.isEqualTo(ErrorCode.UNKNOWN_CONTRACT);
+			assertThat(without.deadLetters("chat", session.id(), "strict", 10)).hasSize(1);
+
+			assertThat(without.redrive("chat", session.id(), "strict", 1, RedriveAction.SKIP)).isTrue();
+
+			assertThat(without.deadLetters("chat", session.id(), "strict", 10)).isEmpty();
+			// once discarded, the name is no contract of this application, as any name made up
+			assertThatThrownBy(() -> without.redrive("chat", session.id(), "strict", 1, RedriveAction.SKIP))
+				.isInstanceOf(A2Exception.class)
+				.extracting((ex) -> ((A2Exception) ex).code())
+				.isEqualTo(ErrorCode.UNKNOWN_CONTRACT);
+		}
+		finally {
+			without.halt();
+		}
+	}
+
+	@Test
 	void aRedriveWithoutItsActionOrConsumerOrWithAnIndexBelowOneIsRefusedAndKeepsTheDeadLetter() {
 		Consumer strict = Consumer.builder("chat", "strict").run((context) -> {
 			throw new NonRetriableException("never");
