@@ -1,8 +1,5 @@
 package dev.a2.testkit;
 
-import static dev.a2.testkit.A2Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThat;
-
 import dev.a2.Consumer;
 import dev.a2.Contract;
 import dev.a2.NewEvent;
@@ -17,6 +14,9 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.security.config.Customizer;
 import org.springframework.security.config.annotation.web.builders.HttpSecurity;
 import org.springframework.security.web.SecurityFilterChain;
+
+import static dev.a2.testkit.A2Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * {@code @A2Test} on a Spring MVC application secured as Spring Boot's guides write it: a
