@@ -68,11 +68,15 @@ class TakeoverIntegrationTests {
 		// read through the survivor: the victim's connections are about to die
 		Session session = survivor.session("chat", id);
 
-		assertThat(killBackendsOf(VICTIM)).isPositive();
-		// the survivor's sweep, as its scheduler runs it every second
-		await().atMost(WELL_BEFORE_THE_LEASE)
-			.pollInterval(Duration.ofMillis(200))
-			.until(() -> survivor.sweep() >= 0 && noteTexts(session).contains("receipt"));
+		try (LogCapture log = new LogCapture()) {
+			assertThat(killBackendsOf(VICTIM)).isPositive();
+			// the survivor's sweep, as its scheduler runs it every second
+			await().atMost(WELL_BEFORE_THE_LEASE)
+				.pollInterval(Duration.ofMillis(200))
+				.until(() -> survivor.sweep() >= 0 && noteTexts(session).contains("receipt"));
+			// the operator reads that a crashed instance's run was taken over, once
+			assertThat(log.lines("Took over 1 consumer claim(s) of instances PostgreSQL no longer sees alive")).hasSize(1);
+		}
 
 		// its own instance saw its identity end with the connection, and stops what it claimed under it
 		await().atMost(Duration.ofSeconds(20)).until(() -> zombieReason.get() != null);

@@ -184,7 +184,12 @@ public final class Drainer {
 		}
 		Instant now = this.host.clock().instant();
 		// the claims of instances PostgreSQL no longer sees alive are taken over now, not after their lease
-		this.work.lapseOrphaned();
+		int orphaned = this.work.lapseOrphaned();
+		if (orphaned > 0) {
+			// said by the one sweep that took them: an operator sees a crash taken over, not only "attempt 2" later
+			logger.info("Took over " + orphaned + " consumer claim(s) of instances PostgreSQL no longer sees alive: "
+					+ "their units run again now, on this instance or another");
+		}
 		this.work.expireExhausted(now, this.settings.maxFailures(), EXHAUSTED);
 		for (Consumer consumer : this.host.consumers()) {
 			if (consumer.backfill()) {
