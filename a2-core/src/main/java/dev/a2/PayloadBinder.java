@@ -2,6 +2,7 @@ package dev.a2;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.StringJoiner;
 
 import dev.a2.store.EventToStore;
 import dev.a2.store.StorableText;
@@ -50,9 +51,12 @@ final class PayloadBinder {
 		if (this.validator != null) {
 			List<PayloadValidator.Violation> violations = this.validator.validate(value);
 			if (!violations.isEmpty()) {
-				PayloadValidator.Violation first = violations.get(0);
-				String path = first.path().isEmpty() ? "" : "." + first.path();
-				throw A2Exception.invalid(where + path + ": " + first.message());
+				// every one, in the validator's order: a form shows them all at once, not one per try
+				StringJoiner all = new StringJoiner("; ");
+				for (PayloadValidator.Violation violation : violations) {
+					all.add(where + (violation.path().isEmpty() ? "" : "." + violation.path()) + ": " + violation.message());
+				}
+				throw A2Exception.invalid(all.toString());
 			}
 		}
 		String json;

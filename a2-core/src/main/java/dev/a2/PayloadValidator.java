@@ -4,7 +4,8 @@ import java.util.List;
 
 /**
  * Checks a bound payload. A2 rejects a payload with violations as {@code INVALID_PAYLOAD}, naming
- * the path of the first one. {@link BeanValidationPayloadValidator} adapts Jakarta Bean Validation.
+ * the path of each, in the order answered. {@link BeanValidationPayloadValidator} adapts Jakarta Bean
+ * Validation (its violations in the order of their paths).
  */
 @FunctionalInterface
 public interface PayloadValidator {

@@ -130,6 +130,10 @@ class ValidationIntegrationTests {
 				"events[0].payload.items[1].price: must be greater than 0");
 		assertRejected(() -> this.session.append(NewEvent.of("order.placed", new OrderPlaced(new ArrayList<>()))),
 				"events[0].payload.items: must not be empty");
+		// every violation, not the first alone: a form shows them all at once
+		OrderPlaced twoBad = new OrderPlaced(List.of(new Item(" ", BigDecimal.ONE), new Item("b", BigDecimal.valueOf(-5))));
+		assertThatThrownBy(() -> this.session.append(NewEvent.of("order.placed", twoBad))).isInstanceOf(A2Exception.class)
+			.hasMessage("events[0].payload.items[0].sku: must not be blank; events[0].payload.items[1].price: must be greater than 0");
 	}
 
 	@Test
