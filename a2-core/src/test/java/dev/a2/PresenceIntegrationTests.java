@@ -2,10 +2,15 @@ package dev.a2;
 
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 
 import javax.sql.DataSource;
 
@@ -250,6 +255,46 @@ class PresenceIntegrationTests {
 		}
 		finally {
 			withConsumer.close();
+		}
+	}
+
+	/**
+	 * A page writing its cursor every 50 ms over HTTP has several writes of one participant in flight:
+	 * each refreshes the participant's rows, which PostgreSQL locked in whatever order its scan met them,
+	 * so two writes could deadlock and one failed (500 INTERNAL, a stack trace in the log).
+	 */
+	@Test
+	void manyWritesOfOneParticipantAtOnceNeverDeadlock() throws Exception {
+		A2Server live = A2TestSupport.server(this.dataSource).presenceTtl(Duration.ofSeconds(60)).build();
+		ExecutorService writers = Executors.newFixedThreadPool(16);
+		try {
+			Session room = live.session("chat", this.session.id());
+			List<Future<?>> writes = new ArrayList<>();
+			for (int i = 0; i < 2000; i++) {
+				int n = i;
+				// the cursor as it moves, a keystroke now and then, both as the keep-alive writes them
+				Map<String, Object> written = switch (n % 3) {
+					case 0 -> values("cursor", Map.of("line", n, "column", n));
+					case 1 -> values("typing", n % 2 == 0);
+					default -> values("typing", n % 2 == 0, "cursor", Map.of("line", n, "column", n));
+				};
+				writes.add(writers.submit(() -> room.presence(PresenceWrite.of("ann", written))));
+			}
+			List<Throwable> failed = new ArrayList<>();
+			for (Future<?> write : writes) {
+				try {
+					write.get();
+				}
+				catch (ExecutionException ex) {
+					failed.add(ex.getCause());
+				}
+			}
+			assertThat(failed).isEmpty();
+			assertThat(room.presence().participants().get("ann")).containsOnlyKeys("typing", "cursor");
+		}
+		finally {
+			writers.shutdownNow();
+			live.close();
 		}
 	}
 

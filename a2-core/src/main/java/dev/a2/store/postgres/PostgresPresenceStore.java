@@ -37,7 +37,17 @@ public final class PostgresPresenceStore implements PresenceStore {
 			WHERE contract = :contract AND session_id = :session AND expires_at > :now AND value IS NOT NULL
 			ORDER BY participant, field""";
 
-	/** The write refreshes its participant first: rows are locked in key order, as every writer locks them. */
+	/**
+	 * The write locks its participant's rows first, in field order, as every writer does: an
+	 * {@code UPDATE} locks rows in the order its scan meets them, which moves as updates move them, so
+	 * two writes of one participant (a page's cursor, several PUTs in flight) could deadlock.
+	 */
+	private static final String LOCK = """
+			SELECT field FROM a2_presence
+			WHERE contract = :contract AND session_id = :session AND participant = :participant
+			ORDER BY field FOR UPDATE""";
+
+	/** Then it refreshes its participant: the rows are locked already. */
 	private static final String REFRESH = """
 			UPDATE a2_presence SET expires_at = :expiresAt
 			WHERE contract = :contract AND session_id = :session AND participant = :participant
@@ -96,6 +106,12 @@ public final class PostgresPresenceStore implements PresenceStore {
 			json[i] = values.get(fields[i]);
 		}
 		return StoreFailures.guard(() -> this.transactions.execute((status) -> {
+			this.jdbc.sql(LOCK)
+				.param("contract", contract)
+				.param("session", session)
+				.param("participant", participant)
+				.query(String.class)
+				.list();
 			this.jdbc.sql(REFRESH)
 				.param("contract", contract)
 				.param("session", session)
