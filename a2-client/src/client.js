@@ -193,6 +193,7 @@ class A2Client {
       throw new TypeError("transport must be 'sse' or 'socket', was " + this.transport);
     }
     this.participant = options.participant ?? null;
+    this.lastPresenceAt = 0;
     this.headers = options.headers ?? {};
     this.credentials = options.credentials ?? "same-origin";
     this.fetchImpl = options.fetch ?? globalThis.fetch.bind(globalThis);
@@ -212,9 +213,20 @@ class A2Client {
     const storage = options.outbox ?? (globalThis.indexedDB ? new IndexedDbOutbox() : new MemoryOutbox());
     this.outbox = new Outbox(this, storage);
     if (globalThis.addEventListener && globalThis.document) {
-      // the page goes: say goodbye to presence while the browser still sends (keepalive)
-      this.onPageHide = () => this.sessions.forEach((s) => s.presenceGoodbye());
+      // the page goes: say goodbye to presence while the browser still sends (keepalive), and write none
+      // until it is shown again: a timer of the page may still fire, and its write would bring it back
+      this.onPageHide = () => {
+        this.hidden = true;
+        this.sessions.forEach((s) => s.presenceGoodbye({ hiding: true }));
+      };
+      // back from the back/forward cache: what the views kept is written again
+      this.onPageShow = () => {
+        if (!this.hidden) return;
+        this.hidden = false;
+        this.sessions.forEach((s) => s.presenceBack());
+      };
       globalThis.addEventListener("pagehide", this.onPageHide);
+      globalThis.addEventListener("pageshow", this.onPageShow);
     }
   }
 
@@ -250,6 +262,7 @@ class A2Client {
     this.outbox.close();
     this.sockets.clear();
     if (this.onPageHide) globalThis.removeEventListener("pagehide", this.onPageHide);
+    if (this.onPageShow) globalThis.removeEventListener("pageshow", this.onPageShow);
   }
 
   url(contract, session, rest = "") {
@@ -291,6 +304,17 @@ class A2Client {
       if (signal && signal.aborted) throw abortError(signal);
       throw networkError(e);  // the answer was cut: the request may have been applied
     }
+  }
+
+  /**
+   * The `at` of a presence write, taken when the page makes it rather than when the server gets it:
+   * the server keeps each field's latest `at`, so a write still on its way (a PUT on another
+   * connection, a socket frame behind an HTTP goodbye) no longer undoes a later one that arrived
+   * first (`typing: false` with a push, the removal as the page goes). Never twice the same.
+   */
+  presenceAt() {
+    this.lastPresenceAt = Math.max(Date.now(), this.lastPresenceAt + 1);
+    return this.lastPresenceAt;
   }
 
   socket(contract) {
@@ -372,8 +396,8 @@ class Outbox {
   }
 
   presenceWrite(presence) {
-    if (presence.values) return Object.assign({ participant: this.client.participant ?? undefined }, presence);
-    return { participant: this.client.participant ?? undefined, values: presence };
+    if (presence.values) return Object.assign({ participant: this.client.participant ?? undefined, at: this.client.presenceAt() }, presence);
+    return { participant: this.client.participant ?? undefined, values: presence, at: this.client.presenceAt() };
   }
 
   pumpAll() {
@@ -481,6 +505,7 @@ class Session {
     this.unlink = link(options.signal, this.controller);
     this.controller.signal.addEventListener("abort", () => this.close(), { once: true });
     this.kept = {};             // presence fields kept alive
+    this.written = new Set();   // presence fields written and not removed, kept alive or not: the goodbye removes them
     this.keepTimer = null;
     this.stateReads = null;
     this.snapshot = null;
@@ -564,11 +589,14 @@ class Session {
 
   setStatus(status, error = null) {
     if (this.status === status && (this.error === error || status === "reconnecting")) return;
+    // back after an outage, which may have outlasted the server's TTL: the kept fields at once, not at the next keep-alive
+    const back = status === "live" && this.status === "reconnecting";
     this.status = status;
     this.error = error;
     this.emit("status", status, error);
     if (error) this.emit("error", error);
     this.changed();
+    if (back) this.presenceBack();
   }
 
   // --- what the stream delivers
@@ -791,6 +819,8 @@ class Session {
     // a field the push writes (typing: false as the message goes) is no longer kept alive at its old value
     if (values && !options.presence.participant) {
       for (const [field, value] of Object.entries(values)) {
+        if (value === null) this.written.delete(field);
+        else this.written.add(field);
         if (!(field in this.kept)) continue;
         if (value === null || value === false) delete this.kept[field];
         else this.kept[field] = value;
@@ -854,13 +884,17 @@ class Session {
     for (const [field, value] of Object.entries(values)) {
       if (value === null || !keepAlive) delete this.kept[field];
       else this.kept[field] = value;
+      if (value === null) this.written.delete(field);
+      else this.written.add(field);
     }
+    // the page is going (or in the back/forward cache): written when it is shown again, if ever
+    if (this.client.hidden) return;
     this.keepAlive();
     return this.writePresence(values, signal);
   }
 
   writePresence(values, signal, keepalive = false) {
-    const body = { values };
+    const body = { values, at: this.client.presenceAt() };
     if (this.client.participant) body.participant = this.client.participant;
     if (this.client.transport === "socket" && !keepalive) {
       const line = this.client.socket(this.contract);
@@ -873,22 +907,39 @@ class Session {
   keepAlive() {
     clearInterval(this.keepTimer);
     this.keepTimer = null;
-    if (Object.keys(this.kept).length === 0 || this.closed) return;
+    if (Object.keys(this.kept).length === 0 || this.closed || this.client.hidden) return;
     this.keepTimer = setInterval(() => {
       this.writePresence(Object.assign({}, this.kept)).catch((e) => this.emit("error", e));
     }, Math.max(250, this.client.presenceTtl / 3));
   }
 
-  /** Removes the fields this view kept alive (when it closes, or the page goes). */
-  presenceGoodbye() {
-    const fields = Object.keys(this.kept);
+  /**
+   * Removes the fields this view wrote (when it closes, or the page goes): those it kept alive and
+   * those it did not, such as the `typing: false` of a push, which any later write of the participant
+   * would renew. A page that goes remembers the kept ones, to write them again should it be shown
+   * again (`presenceBack`).
+   */
+  presenceGoodbye({ hiding = false } = {}) {
+    const fields = [...new Set([...Object.keys(this.kept), ...this.written])];
+    this.written = new Set();
     clearInterval(this.keepTimer);
     this.keepTimer = null;
-    this.kept = {};
+    if (!hiding) this.kept = {};
     if (fields.length === 0) return;
     const values = Object.fromEntries(fields.map((f) => [f, null]));
     // keepalive: a browser still sends it while the page unloads
     this.writePresence(values, new AbortController().signal, true).catch(() => {});
+  }
+
+  /**
+   * The view is back (live after reconnecting, or the page shown again from the back/forward cache):
+   * the kept fields are written again, as they may have expired meanwhile, and kept alive.
+   */
+  presenceBack() {
+    if (this.closed || this.client.hidden || Object.keys(this.kept).length === 0) return;
+    for (const field of Object.keys(this.kept)) this.written.add(field);
+    this.keepAlive();
+    this.writePresence(Object.assign({}, this.kept)).catch((e) => this.emit("error", e));
   }
 
   /** Stops the view: its stream or subscription ends, kept presence fields are removed. */

@@ -1,7 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { client, NO_SERVER, NO_WEBSOCKET, PATIENCE, PRESENCE_TTL, proxy, SERVER, sessionId, until } from "./support.mjs";
+import { client, eventually, NO_SERVER, NO_WEBSOCKET, PATIENCE, PRESENCE_TTL, proxy, SERVER, sessionId, until } from "./support.mjs";
 
 const SHORT_TTL = PRESENCE_TTL > 10000 ? "the server's presence TTL is over 10 s (A2_PRESENCE_TTL_MS): run with a2.presence.ttl=3s" : false;
 
@@ -85,3 +85,88 @@ for (const transport of ["sse", "socket"]) {
       await until(watcher, (v) => v.status === "live" && !v.presence.ann, "the watcher back, without ann");
     });
 }
+
+/**
+ * A fetch that holds the presence writes `hold` picks until `release()`, as requests still on their way
+ * to the server (on another connection) while later ones arrive: the page's abort no longer stops them.
+ */
+function lateWrites(hold) {
+  const held = [];
+  const fetchLate = (url, init = {}) => {
+    if (init.method === "PUT" && hold(JSON.parse(init.body))) {
+      return new Promise((resolve) => held.push(() => resolve(fetch(url, Object.assign({}, init, { signal: undefined })))));
+    }
+    return fetch(url, init);
+  };
+  return { fetch: fetchLate, held, release: () => held.splice(0).forEach((send) => send()) };
+}
+
+async function storedPresence(id) {
+  return (await (await fetch(SERVER + "/a2/chat/sessions/" + id + "/presence")).json()).participants;
+}
+
+test("a typing write that reaches the server after the push that cleared it does not make it true again", { skip: NO_SERVER }, async (t) => {
+  const id = sessionId("late-typing");
+  const network = lateWrites((body) => body.values.typing === true);
+  const ann = client(t, { participant: "ann", fetch: network.fetch }).session("chat", id);
+  await until(ann, (v) => v.status === "live");
+  const typing = ann.setPresence({ typing: true });   // a keystroke, its PUT still on its way
+  await eventually(() => network.held.length === 1, "the typing write to be sent");
+  await ann.push([{ type: "message.sent", payload: { text: "hi", author: "ann", thread: "ann" } }], { presence: { typing: false } });
+  assert.equal((await storedPresence(id)).ann.typing.value, false);
+  network.release();
+  await typing;   // answered: the server has taken it
+  assert.equal((await storedPresence(id)).ann.typing.value, false, "the earlier typing: true, arriving late, undid the push's typing: false");
+});
+
+test("a presence write that reaches the server after the view's goodbye does not bring the participant back", { skip: NO_SERVER }, async (t) => {
+  const id = sessionId("late-goodbye");
+  const network = lateWrites((body) => body.values.typing === true);
+  const ann = client(t, { participant: "ann", fetch: network.fetch }).session("chat", id);
+  await until(ann, (v) => v.status === "live");
+  await ann.setPresence({ online: true });
+  const typing = ann.setPresence({ typing: true });   // its PUT still on its way as the view closes
+  await eventually(() => network.held.length === 1, "the typing write to be sent");
+  ann.close();   // the goodbye: every kept field removed
+  const deadline = Date.now() + PATIENCE;
+  while ((await storedPresence(id)).ann) {
+    assert.ok(Date.now() < deadline, "ann's goodbye was not stored within " + PATIENCE + " ms");
+    await new Promise((resolve) => setTimeout(resolve, 20));   // asked again, until the deadline
+  }
+  network.release();
+  await typing;   // answered: the server has taken it
+  assert.equal((await storedPresence(id)).ann, undefined, "a write sent before the goodbye brought ann back until her TTL ran out");
+});
+
+test("closing a view removes the typing: false its push wrote, not only the fields it kept alive", { skip: NO_SERVER }, async (t) => {
+  const id = sessionId("goodbye-typing");
+  const watcher = client(t, { participant: "watcher" }).session("chat", id);
+  await until(watcher, (v) => v.status === "live");
+  const ann = client(t, { participant: "ann" }).session("chat", id);
+  await ann.setPresence({ online: true, typing: true });
+  await ann.push([{ type: "message.sent", payload: { text: "hi", author: "ann", thread: "ann" } }], { presence: { typing: false } });
+  await until(watcher, (v) => v.presence.ann && v.presence.ann.typing && v.presence.ann.typing.value === false, "ann not typing");
+  ann.close();
+  // the goodbye is one write: when it has removed online, it has removed every field of ann's
+  await until(watcher, (v) => !(v.presence.ann && v.presence.ann.online), "ann's goodbye");
+  assert.equal(watcher.getSnapshot().presence.ann, undefined, "ann stays, not typing, until her TTL runs out");
+});
+
+test("a view back after an outage longer than the server's TTL writes its kept presence again at once", { skip: NO_SERVER || SHORT_TTL }, async (t) => {
+  const network = await proxy(t);
+  const id = sessionId("presence-back");
+  const watcher = client(t, { participant: "watcher" }).session("chat", id);
+  await until(watcher, (v) => v.status === "live");
+  // ann's keep-alive would come long after this test's patience: only her return can write her again
+  const ann = client(t, { baseUrl: network.url + "/a2", participant: "ann", presenceTtl: 100 * PATIENCE }).session("chat", id);
+  await until(ann, (v) => v.status === "live");
+  await ann.setPresence({ online: true });
+  await until(watcher, (v) => v.presence.ann, "ann online");
+  network.hold(/^GET [^ ]*\/stream/);
+  network.dropAll();
+  await until(ann, (v) => v.status === "reconnecting");
+  await until(watcher, (v) => !v.presence.ann, "ann to expire while she is away");
+  network.release();
+  await until(ann, (v) => v.status === "live");
+  await until(watcher, (v) => v.presence.ann && v.presence.ann.online, "ann online again");
+});

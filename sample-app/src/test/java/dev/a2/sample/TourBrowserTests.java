@@ -284,6 +284,43 @@ class TourBrowserTests {
 		assertThat(console.findElement(By.id("banner")).getText()).isEmpty();
 	}
 
+	/**
+	 * A page's timer may fire once more after {@code pagehide}, after the client said goodbye: its write
+	 * would bring the participant back, for others to see until the TTL runs out.
+	 */
+	@Test
+	void aPresenceWriteAfterThePageIsHiddenDoesNotBringItsParticipantBack() {
+		WebDriver page = browser("/a2/client.js");
+		Object written = ((JavascriptExecutor) page).executeAsyncScript("""
+				const done = arguments[arguments.length - 1];
+				import("/a2/client.js").then(async ({ createClient }) => {
+				  const room = createClient({ participant: "carol" }).session("chat", "hidden");
+				  await room.setPresence({ online: true });
+				  window.dispatchEvent(new PageTransitionEvent("pagehide"));   // the goodbye, kept alive
+				  await room.setPresence({ typing: true });   // a timer of the page, firing as it goes
+				  done("written");
+				}, (e) => done(String(e)));""");
+		assertThat(written).isEqualTo("written");
+		// the goodbye removed online; typing, written after it, must not be there either
+		Map<?, ?> carol = waitUntil(page, (b) -> {
+			Map<?, ?> participants = JsonPath.read(presence("hidden"), "$.participants");
+			Map<?, ?> fields = (Map<?, ?>) participants.get("carol");
+			return (fields == null || !fields.containsKey("online")) ? Map.of("fields", (fields != null) ? fields : Map.of()) : null;
+		});
+		assertThat((Map<?, ?>) carol.get("fields")).as("carol's presence after her page went").isEmpty();
+	}
+
+	private String presence(String room) {
+		return this.http.get()
+			.uri("/a2/chat/sessions/" + room + "/presence")
+			.exchange()
+			.expectStatus()
+			.isOk()
+			.expectBody(String.class)
+			.returnResult()
+			.getResponseBody();
+	}
+
 	private WebDriver browser(String path) {
 		WebDriver browser = Chromium.start();
 		this.browsers.add(browser);
