@@ -38,16 +38,18 @@ public final class PostgresPresenceStore implements PresenceStore {
 			ORDER BY participant, field""";
 
 	/**
-	 * The write locks its participant's rows first, in field order, as every writer does: an
-	 * {@code UPDATE} locks rows in the order its scan meets them, which moves as updates move them, so
-	 * two writes of one participant (a page's cursor, several PUTs in flight) could deadlock.
+	 * The writes of one participant take turns, a lock for the transaction on (contract and session,
+	 * participant): row locks alone deadlocked two writes of one participant at once (a page's cursor,
+	 * several PUTs in flight), as an {@code UPDATE} locks rows in the order its scan meets them, which
+	 * moves as updates move them, and rows another write inserts appear between statements. The
+	 * one-key form, a 64-bit hash: the two-key locks held for an instance's life (liveness, listening)
+	 * are another key space, so a write never waits on them.
 	 */
-	private static final String LOCK = """
-			SELECT field FROM a2_presence
-			WHERE contract = :contract AND session_id = :session AND participant = :participant
-			ORDER BY field FOR UPDATE""";
+	private static final String TAKE_TURNS = """
+			SELECT 1 FROM (SELECT pg_advisory_xact_lock(hashtextextended('a2.presence/' || :contract || '/' || :session
+			    || '/' || :participant, 0))) AS turn""";
 
-	/** Then it refreshes its participant: the rows are locked already. */
+	/** Then it refreshes its participant. */
 	private static final String REFRESH = """
 			UPDATE a2_presence SET expires_at = :expiresAt
 			WHERE contract = :contract AND session_id = :session AND participant = :participant
@@ -106,12 +108,12 @@ public final class PostgresPresenceStore implements PresenceStore {
 			json[i] = values.get(fields[i]);
 		}
 		return StoreFailures.guard(() -> this.transactions.execute((status) -> {
-			this.jdbc.sql(LOCK)
+			this.jdbc.sql(TAKE_TURNS)
 				.param("contract", contract)
 				.param("session", session)
 				.param("participant", participant)
-				.query(String.class)
-				.list();
+				.query(Integer.class)
+				.single();
 			this.jdbc.sql(REFRESH)
 				.param("contract", contract)
 				.param("session", session)
