@@ -101,7 +101,7 @@ public final class PostgresPresenceStore implements PresenceStore {
 	@Override
 	public List<PresenceRow> write(String contract, String session, String participant,
 			Map<String, @Nullable String> values, Instant at, Instant expiresAt, Instant now) {
-		// in name order: two writers of one participant lock its rows in the same order, never a deadlock
+		// in name order: the rows are written, and answered, in the order of their fields
 		String[] fields = new TreeSet<>(values.keySet()).toArray(String[]::new);
 		String[] json = new String[fields.length];
 		for (int i = 0; i < fields.length; i++) {
