@@ -7,6 +7,8 @@ import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
+import java.util.TreeSet;
 import java.util.function.Consumer;
 
 import dev.a2.A2Exception;
@@ -31,6 +33,12 @@ import tools.jackson.databind.json.JsonMapper;
  * values, the events a push answers) is written with the application's mapper.
  */
 public final class Wire {
+
+	/** The members of a pushed event. */
+	private static final Set<String> EVENT_MEMBERS = Set.of("type", "payload", "id");
+
+	/** The members of a push's body (over HTTP). */
+	public static final Set<String> PUSH_MEMBERS = Set.of("events", "presence");
 
 	private final JsonMapper mapper;
 
@@ -137,6 +145,7 @@ public final class Wire {
 			if (!event.isObject()) {
 				throw invalid("events[" + i + "] must be an object {\"type\",\"payload\",\"id\"?}");
 			}
+			onlyMembers(event, "events[" + i + "]", EVENT_MEMBERS);
 			JsonNode type = event.get("type");
 			if (type == null || !type.isString() || type.asString().isEmpty()) {
 				throw invalid("events[" + i + "].type must be a non-empty string");
@@ -150,6 +159,20 @@ public final class Wire {
 					(id == null || id.isNull()) ? null : id.asString()));
 		}
 		return read;
+	}
+
+	/**
+	 * Refuses a member {@code object} does not have ({@code INVALID_PAYLOAD} naming it and the members it
+	 * has): a misspelt one ({@code "presense"}, an event's {@code "Id"}) would otherwise be passed over in
+	 * silence, and what it meant (clear typing, a retry's idempotency) lost.
+	 */
+	public static void onlyMembers(JsonNode object, String where, Set<String> members) {
+		for (String name : object.propertyNames()) {
+			if (!members.contains(name)) {
+				throw invalid(where + " has no member '" + name + "'; its members are "
+						+ String.join(", ", new TreeSet<>(members)));
+			}
+		}
 	}
 
 	/** A non-empty string member, else {@code INVALID_PAYLOAD} naming it. */

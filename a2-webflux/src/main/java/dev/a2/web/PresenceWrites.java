@@ -5,10 +5,12 @@ import java.time.Instant;
 import java.time.format.DateTimeParseException;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.Set;
 
 import dev.a2.A2Exception;
 import dev.a2.ErrorCode;
 import dev.a2.PresenceWrite;
+import dev.a2.wire.Wire;
 import org.jspecify.annotations.Nullable;
 import tools.jackson.databind.JsonNode;
 
@@ -21,8 +23,21 @@ final class PresenceWrites {
 	private PresenceWrites() {
 	}
 
+	/** The members of a write. */
+	private static final Set<String> MEMBERS = Set.of("participant", "values", "at");
+
 	/** The write, or {@code null} when {@code node} is absent. */
 	static @Nullable PresenceWrite read(@Nullable JsonNode node, @Nullable Principal caller, String where) {
+		return read(node, caller, where, "the body", MEMBERS);
+	}
+
+	/**
+	 * The write, or {@code null} when {@code node} is absent.
+	 * @param what what the node is called in an error when {@code where} is empty
+	 * @param members the members it may have: those of a write, and a frame's own
+	 */
+	static @Nullable PresenceWrite read(@Nullable JsonNode node, @Nullable Principal caller, String where, String what,
+			Set<String> members) {
 		if (node == null || node.isNull()) {
 			return null;
 		}
@@ -30,6 +45,7 @@ final class PresenceWrites {
 			throw invalid(where.isEmpty() ? "a presence write must be an object" : where.substring(0, where.length() - 1)
 					+ " must be an object {\"participant\"?,\"values\",\"at\"?}");
 		}
+		Wire.onlyMembers(node, where.isEmpty() ? what : where.substring(0, where.length() - 1), members);
 		JsonNode participantNode = node.get("participant");
 		String participant;
 		if (participantNode == null || participantNode.isNull()) {

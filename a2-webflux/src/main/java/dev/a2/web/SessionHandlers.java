@@ -59,6 +59,7 @@ final class SessionHandlers {
 		String id = sessionId(request);
 		return body(request).flatMap((body) -> json(request, (caller) -> {
 			JsonNode envelope = this.wire.readObject(body, "the body");
+			Wire.onlyMembers(envelope, "the body", Wire.PUSH_MEMBERS);
 			List<NewEvent> events = this.wire.readEvents(envelope);
 			PresenceWrite presence = PresenceWrites.read(envelope.get("presence"), caller, "presence.");
 			Session session = this.access.open(caller, A2Access.push(contract, id, events, presence));

@@ -4,6 +4,7 @@ import java.security.Principal;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
 import dev.a2.A2Exception;
@@ -43,6 +44,12 @@ final class SocketConnection {
 
 	/** Answers not yet sent before the client is considered not to read. */
 	private static final int PENDING_ANSWERS = 256;
+
+	/** The members of a push frame: a push's, and a frame's own. */
+	private static final Set<String> PUSH_FRAME_MEMBERS = Set.of("type", "ref", "session", "events", "presence");
+
+	/** The members of a presence frame: a presence write's, and a frame's own. */
+	private static final Set<String> PRESENCE_FRAME_MEMBERS = Set.of("type", "ref", "session", "participant", "values", "at");
 
 	record Shared(A2Server server, Wire wire, SessionFeeds feeds, PresenceFeeds presence, Access access,
 			Scheduler scheduler, A2WebSettings settings, ObservationRegistry observations, LiveConnections connections) {
@@ -229,6 +236,7 @@ final class SocketConnection {
 
 	private Mono<Void> push(JsonNode frame, @Nullable JsonNode ref) {
 		String id = sessionId(frame);
+		Wire.onlyMembers(frame, "the push frame", PUSH_FRAME_MEMBERS);
 		List<NewEvent> events = this.shared.wire().readEvents(frame);
 		PresenceWrite presence = PresenceWrites.read(frame.get("presence"), this.caller, "presence.");
 		return onStore(() -> {
@@ -243,7 +251,7 @@ final class SocketConnection {
 
 	private Mono<Void> presence(JsonNode frame) {
 		String id = sessionId(frame);
-		PresenceWrite write = PresenceWrites.read(frame, this.caller, "");
+		PresenceWrite write = PresenceWrites.read(frame, this.caller, "", "the presence frame", PRESENCE_FRAME_MEMBERS);
 		return onStore(() -> {
 			this.shared.access().open(this.caller, A2Access.presence(this.contract, id, write)).presence(write);
 			return "";

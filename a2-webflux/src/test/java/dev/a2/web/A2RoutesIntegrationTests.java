@@ -220,6 +220,34 @@ class A2RoutesIntegrationTests {
 		assertNothingStored(this.http, "bad-payload");
 	}
 
+	/**
+	 * A misspelt member would be passed over in silence, and what it meant lost: typing never cleared
+	 * ({@code "presense"}), a retry stored twice (an event's {@code "Id"}). It is refused, naming it.
+	 */
+	@Test
+	void aMemberAPushOrAPresenceWriteDoesNotHaveIsRefusedNamingItAndChangesNothing() {
+		String body = error(push(this.http, "misspelt", "{\"events\":[" + message("m-1", "hi") + "],"
+				+ "\"presense\":{\"participant\":\"ann\",\"values\":{\"typing\":false}}}"), 400, "INVALID_PAYLOAD");
+		assertThat(body).isEqualTo("the body has no member 'presense'; its members are events, presence");
+		String event = error(push(this.http, "misspelt", "{\"events\":[{\"type\":\"message.sent\",\"Id\":\"m-2\","
+				+ "\"payload\":{\"text\":\"hi\",\"author\":\"ann\"}}]}"), 400, "INVALID_PAYLOAD");
+		assertThat(event).isEqualTo("events[0] has no member 'Id'; its members are id, payload, type");
+		String presence = error(push(this.http, "misspelt", "{\"events\":[" + message("m-3", "hi") + "],"
+				+ "\"presence\":{\"participant\":\"ann\",\"value\":{\"typing\":false},\"values\":{}}}"), 400,
+				"INVALID_PAYLOAD");
+		assertThat(presence).isEqualTo("presence has no member 'value'; its members are at, participant, values");
+		assertNothingStored(this.http, "misspelt");
+
+		String write = error(this.http.put()
+			.uri("/a2/chat/sessions/misspelt/presence")
+			.contentType(MediaType.APPLICATION_JSON)
+			.bodyValue("{\"participant\":\"ann\",\"values\":{\"typing\":true},\"ttl\":5}")
+			.exchange(), 400, "INVALID_PAYLOAD");
+		assertThat(write).isEqualTo("the body has no member 'ttl'; its members are at, participant, values");
+		assertThat(ok(this.http.get().uri("/a2/chat/sessions/misspelt/presence").exchange()).get("participants").isEmpty())
+			.as("nothing written").isTrue();
+	}
+
 	@Test
 	void eventsMustBeANonEmptyArrayOfAtMostTheConfiguredSize() {
 		error(push(this.http, "bad-events", "{\"events\":[]}"), 400, "INVALID_PAYLOAD");

@@ -96,6 +96,30 @@ class SocketIntegrationTests {
 	}
 
 	@Test
+	void aFrameWithAMemberItDoesNotHaveIsRefusedNamingItAndChangesNothing() {
+		try (TestSocket socket = new TestSocket(port, "chat")) {
+			socket.send("{\"type\":\"push\",\"ref\":8,\"session\":\"misspelt-frame\",\"events\":[{\"type\":\"message.sent\","
+					+ "\"payload\":{\"text\":\"hi\",\"author\":\"ann\"}}],\"presense\":{\"participant\":\"ann\","
+					+ "\"values\":{\"typing\":false}}}");
+			JsonNode push = socket.awaitFrame(TestSocket.type("error"));
+			assertThat(push.get("ref").asLong()).isEqualTo(8);
+			assertThat(push.get("error").get("message").asString())
+				.isEqualTo("the push frame has no member 'presense'; its members are events, presence, ref, session, type");
+			socket.send("{\"type\":\"presence\",\"ref\":9,\"session\":\"misspelt-frame\",\"participant\":\"ann\","
+					+ "\"values\":{\"typing\":true},\"ttl\":5}");
+			JsonNode presence = socket.awaitFrame((frame) -> TestSocket.type("error").test(frame) && frame.path("ref").asLong() == 9);
+			assertThat(presence.get("error").get("message").asString()).isEqualTo("the presence frame has no member 'ttl'; "
+					+ "its members are at, participant, ref, session, type, values");
+			socket.send("{\"type\":\"ping\"}");
+			socket.awaitFrame(TestSocket.type("pong"));
+		}
+		assertThat(http.get().uri("/a2/chat/sessions/misspelt-frame/events").retrieve().bodyToMono(String.class).block())
+			.contains("\"events\":[]");
+		assertThat(http.get().uri("/a2/chat/sessions/misspelt-frame/presence").retrieve().bodyToMono(String.class).block())
+			.isEqualTo("{\"participants\":{}}");
+	}
+
+	@Test
 	void theAckOfAPushCarriesItsRefAsSentANumberAsANumber() {
 		try (TestSocket socket = new TestSocket(port, "chat")) {
 			socket.send("{\"type\":\"push\",\"ref\":42,\"session\":\"numeric-ref\",\"events\":[{\"type\":\"message.sent\","
