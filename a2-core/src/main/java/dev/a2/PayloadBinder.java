@@ -7,6 +7,7 @@ import java.util.StringJoiner;
 import dev.a2.store.EventToStore;
 import dev.a2.store.StorableText;
 import dev.a2.store.StoredEvent;
+import dev.a2.wire.Wire;
 import org.jspecify.annotations.Nullable;
 import tools.jackson.core.JacksonException;
 import tools.jackson.databind.JsonNode;
@@ -43,7 +44,7 @@ final class PayloadBinder {
 			value = type.isInstance(payload) ? payload : convert(type, payload);
 		}
 		catch (JacksonException ex) {
-			throw A2Exception.invalid(where + path(ex) + ": " + firstLine(ex.getOriginalMessage()));
+			throw A2Exception.invalid(where + path(ex) + ": " + Wire.jacksonMessage(ex, "cannot be read"));
 		}
 		if (value == null) {
 			throw A2Exception.invalid(where + " is required: expected " + describe(type));
@@ -66,7 +67,7 @@ final class PayloadBinder {
 		catch (JacksonException ex) {
 			// e.g. nesting past the mapper's limit (a value holding itself): the path would be as deep, so
 			// the message names only the payload and what Jackson refused
-			throw A2Exception.invalid(where + " cannot be written as JSON: " + firstLine(ex.getOriginalMessage()));
+			throw A2Exception.invalid(where + " cannot be written as JSON: " + Wire.jacksonMessage(ex, "cannot be read"));
 		}
 		if (!StorableText.isStorableJson(json)) {
 			throw A2Exception.invalid(StorableText.refusal(where));
@@ -133,14 +134,6 @@ final class PayloadBinder {
 			}
 		}
 		return path.toString();
-	}
-
-	private static String firstLine(@Nullable String message) {
-		if (message == null) {
-			return "cannot be read";
-		}
-		int newline = message.indexOf('\n');
-		return (newline < 0) ? message : message.substring(0, newline);
 	}
 
 	private static String describe(Class<?> type) {

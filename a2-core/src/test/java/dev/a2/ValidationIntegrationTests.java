@@ -90,6 +90,10 @@ class ValidationIntegrationTests {
 		Map<String, Object> wrongShape = Map.of("items", List.of(Map.of("sku", "a", "price", 1), Map.of("sku", "b", "price", "cheap")));
 		assertRejected(() -> this.session.append(message("ok"), NewEvent.of("order.placed", wrongShape)),
 				"events[1].payload.items[1].price");
+		// the type by its simple name: the server's packages are nothing a client acts on
+		assertThatThrownBy(() -> this.session.append(NewEvent.of("order.placed", wrongShape)))
+			.hasMessageContaining("`BigDecimal`")
+			.hasMessageNotContaining("java.math");
 		assertRejected(() -> this.session.append(NewEvent.of("message.sent", List.of(1, 2))), "events[0].payload");
 		assertRejected(() -> this.session.append(NewEvent.of("message.sent",
 				JsonMapper.builder().build().readTree("{\"text\":{\"nested\":true}}"))), "events[0].payload.text");

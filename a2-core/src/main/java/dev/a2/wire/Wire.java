@@ -10,6 +10,7 @@ import java.util.List;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.function.Consumer;
+import java.util.regex.Pattern;
 
 import dev.a2.A2Exception;
 import dev.a2.Cause;
@@ -33,6 +34,12 @@ import tools.jackson.databind.json.JsonMapper;
  * values, the events a push answers) is written with the application's mapper.
  */
 public final class Wire {
+
+	/** A Java class's qualified name: its package goes, its simple name (group 1) stays. */
+	private static final Pattern QUALIFIED_NAME = Pattern.compile("\\b(?:[a-z_$][\\w$]*\\.)+([A-Z][\\w$]*)");
+
+	/** Jackson's pointer to the setting a limit comes from. */
+	private static final Pattern SERVER_ADVICE = Pattern.compile(",? from `[^`]*`");
 
 	/** The members of a pushed event. */
 	private static final Set<String> EVENT_MEMBERS = Set.of("type", "payload", "id");
@@ -94,7 +101,7 @@ public final class Wire {
 			node = isAscii(json) ? this.reader.readTree(json) : this.reader.readTree(strictUtf8(json, what));
 		}
 		catch (JacksonException ex) {
-			throw invalid(what + " is not valid JSON: " + firstLine(ex.getOriginalMessage()));
+			throw invalid(what + " is not valid JSON: " + jacksonMessage(ex, "it cannot be read"));
 		}
 		if (node == null || !node.isObject()) {
 			throw invalid(what + " must be a JSON object");
@@ -366,12 +373,21 @@ public final class Wire {
 		return new A2Exception(ErrorCode.INVALID_PAYLOAD, message);
 	}
 
-	private static String firstLine(@Nullable String message) {
+	/**
+	 * What Jackson said of a value it could not read or write, for the caller: its first line, with
+	 * the server's class names shortened to their simple names ({@code `Integer`}, not
+	 * {@code `java.lang.Integer`}) and its advice to the server's code left out ("from
+	 * {@code `StreamReadConstraints.getMaxStringLength()`}"), which tell a client nothing it can act on
+	 * and tell anyone the server's packages.
+	 */
+	public static String jacksonMessage(JacksonException ex, String unread) {
+		String message = ex.getOriginalMessage();
 		if (message == null) {
-			return "it cannot be read";
+			return unread;
 		}
 		int newline = message.indexOf('\n');
-		return (newline < 0) ? message : message.substring(0, newline);
+		String first = (newline < 0) ? message : message.substring(0, newline);
+		return SERVER_ADVICE.matcher(QUALIFIED_NAME.matcher(first).replaceAll("$1")).replaceAll("");
 	}
 
 }
