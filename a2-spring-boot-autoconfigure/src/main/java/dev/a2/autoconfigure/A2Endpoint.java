@@ -203,8 +203,17 @@ public class A2Endpoint {
 			throw new InvalidEndpointRequestException("no such operation of the a2 endpoint: '" + redrive + "'", "unknown selector");
 		}
 		if (contract == null || session == null || consumer == null || index == null || action == null) {
-			return error(400, ErrorCode.INVALID_PAYLOAD.name(),
-					"a redrive needs contract, session, consumer, index and action (\"retry\" or \"skip\")");
+			// named, so that a script's typo ("consumr") shows at once
+			List<String> missing = new ArrayList<>();
+			String[] names = { "contract", "session", "consumer", "index", "action" };
+			String[] values = { contract, session, consumer, index, action };
+			for (int i = 0; i < names.length; i++) {
+				if (values[i] == null) {
+					missing.add(names[i]);
+				}
+			}
+			return error(400, ErrorCode.INVALID_PAYLOAD.name(), "a redrive needs contract, session, consumer, index and action "
+					+ "(\"retry\" or \"skip\"); it has no " + String.join(", no ", missing));
 		}
 		long eventIndex;
 		try {

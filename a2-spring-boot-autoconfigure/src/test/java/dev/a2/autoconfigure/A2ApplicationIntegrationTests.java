@@ -169,7 +169,8 @@ class A2ApplicationIntegrationTests {
 			.bodyValue(Map.of("contract", "orders", "session", "poisoned", "action", "retry"))
 			.exchange()
 			.expectStatus().isBadRequest()
-			.expectBody().jsonPath("$.error.code").isEqualTo("INVALID_PAYLOAD");
+			.expectBody().jsonPath("$.error.code").isEqualTo("INVALID_PAYLOAD")
+			.jsonPath("$.error.message").value((message) -> assertThat((String) message).endsWith("it has no consumer, no index"));
 		// redriven already: nothing to redrive, and the operator is told so
 		this.http.post().uri("/actuator/a2/redrive")
 			.bodyValue(Map.of("contract", "orders", "session", "poisoned", "consumer", "fragile", "index", 1, "action", "retry"))
