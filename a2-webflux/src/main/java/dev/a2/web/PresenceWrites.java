@@ -24,7 +24,7 @@ final class PresenceWrites {
 	}
 
 	/** The members of a write. */
-	private static final Set<String> MEMBERS = Set.of("participant", "values", "at");
+	static final Set<String> MEMBERS = Set.of("participant", "values", "at");
 
 	/** The write, or {@code null} when {@code node} is absent. */
 	static @Nullable PresenceWrite read(@Nullable JsonNode node, @Nullable Principal caller, String where) {

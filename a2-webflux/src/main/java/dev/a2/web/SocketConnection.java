@@ -2,6 +2,7 @@ package dev.a2.web;
 
 import java.security.Principal;
 import java.time.Duration;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -45,11 +46,11 @@ final class SocketConnection {
 	/** Answers not yet sent before the client is considered not to read. */
 	private static final int PENDING_ANSWERS = 256;
 
-	/** The members of a push frame: a push's, and a frame's own. */
-	private static final Set<String> PUSH_FRAME_MEMBERS = Set.of("type", "ref", "session", "events", "presence");
+	/** The members of a push frame: a push body's, and a frame's own. */
+	private static final Set<String> PUSH_FRAME_MEMBERS = framed(Wire.PUSH_MEMBERS);
 
 	/** The members of a presence frame: a presence write's, and a frame's own. */
-	private static final Set<String> PRESENCE_FRAME_MEMBERS = Set.of("type", "ref", "session", "participant", "values", "at");
+	private static final Set<String> PRESENCE_FRAME_MEMBERS = framed(PresenceWrites.MEMBERS);
 
 	record Shared(A2Server server, Wire wire, SessionFeeds feeds, PresenceFeeds presence, Access access,
 			Scheduler scheduler, A2WebSettings settings, ObservationRegistry observations, LiveConnections connections) {
@@ -256,6 +257,13 @@ final class SocketConnection {
 			this.shared.access().open(this.caller, A2Access.presence(this.contract, id, write)).presence(write);
 			return "";
 		}).then();
+	}
+
+	/** A body's members with those every frame has. */
+	private static Set<String> framed(Set<String> members) {
+		Set<String> framed = new HashSet<>(members);
+		framed.addAll(List.of("type", "ref", "session"));
+		return Set.copyOf(framed);
 	}
 
 	/** The session id of a frame, as sent: whether it and the contract exist is told once the caller is let in. */
