@@ -1,6 +1,7 @@
 package dev.a2;
 
 import java.time.Duration;
+import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -193,6 +194,43 @@ class ConsumerLaneIntegrationTests {
 			.untilAsserted(() -> assertThat(server.deadLetters("chat", session.id(), "device", 10)).singleElement()
 				.satisfies((dead) -> assertThat(dead.lastError())
 					.isEqualTo("NonRetriableException: the device answered 'ok\uFFFD\uFFFD' to 1")));
+	}
+
+	/**
+	 * A dead letter of a fixed lane holds up the events behind it, as one of a keyed lane does: they are
+	 * pending, and the oldest pending age runs from the first of them, so an alert on that age fires for a
+	 * stuck fixed lane too (it once showed pending 0 and no age, and only lag told).
+	 */
+	@Test
+	void theEventsBehindADeadLetterOfAFixedLaneArePendingSinceTheFirstOfThemWasAppended() {
+		Consumer stuck = Consumer.builder("chat", "stuck-projection")
+			.types("message.sent")
+			.lane(Lane.fixed("projection"))
+			.run((context) -> {
+				if (context.event().payload(MessageSent.class).text().equals("poison")) {
+					throw new NonRetriableException("cannot project poison");
+				}
+				return null;
+			});
+		A2Server server = this.support.server(stuck);
+		Session session = server.session("chat", A2TestSupport.newSessionId());
+		session.append(message("poison"));
+		await().atMost(Duration.ofSeconds(20))
+			.until(() -> !server.deadLetters("chat", session.id(), "stuck-projection", 10).isEmpty());
+		Instant behindAppended = session.append(message("behind")).get(0).createdAt();
+		session.append(message("behind too"));
+
+		assertThat(server.pendingWork()).filteredOn((work) -> work.consumer().equals("stuck-projection"))
+			.singleElement().satisfies((work) -> {
+				assertThat(work.dead()).isEqualTo(1);
+				assertThat(work.pending()).isEqualTo(1);
+				assertThat(work.lag()).isEqualTo(3);
+				assertThat(work.oldestDueAt()).isEqualTo(behindAppended);
+			});
+
+		assertThat(server.redrive("chat", session.id(), "stuck-projection", 1, RedriveAction.SKIP)).isTrue();
+		await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> assertThat(server.pendingWork())
+			.noneMatch((work) -> work.consumer().equals("stuck-projection") && (work.pending() > 0 || work.dead() > 0)));
 	}
 
 	/** A note as a later deployment reads it: it refuses a text the earlier one stored. */

@@ -464,7 +464,9 @@ public final class PostgresWorkStore implements WorkStore {
 	/**
 	 * One row per consumer, whether its work is units, cursors or both. Lag is how far behind the log
 	 * the consumer is: its units not done, or a cursor's distance in indexes to the last event of its
-	 * types; what waits behind a dead letter included.
+	 * types; what waits behind a dead letter included. A dead cursor with events after its dead letter
+	 * is pending since the first of them, as the units behind a keyed lane's dead letter are: an alert
+	 * on the oldest pending age must fire for a stuck fixed lane too.
 	 */
 	private static final String PENDING = """
 			SELECT contract, consumer, sum(pending) AS pending, sum(dead) AS dead, sum(lag) AS lag, min(oldest) AS oldest FROM (
@@ -474,11 +476,11 @@ public final class PostgresWorkStore implements WorkStore {
 			    FROM a2_work w JOIN a2_event e ON e.contract = w.contract AND e.session_id = w.session_id AND e.idx = w.idx
 			    GROUP BY w.contract, w.consumer
 			    UNION ALL
-			    SELECT k.contract, k.consumer, count(*) FILTER (WHERE NOT k.dead AND k.position < k.target),
+			    SELECT k.contract, k.consumer, count(*) FILTER (WHERE k.waiting < k.target),
 			           count(*) FILTER (WHERE k.dead), coalesce(sum(greatest(k.target - k.position, 0)), 0),
-			           min(e.created_at) FILTER (WHERE NOT k.dead AND k.position < k.target)
-			    FROM a2_cursor k LEFT JOIN a2_event e
-			         ON e.contract = k.contract AND e.session_id = k.session_id AND e.idx = k.position + 1
+			           min(e.created_at) FILTER (WHERE k.waiting < k.target)
+			    FROM (SELECT c.*, CASE WHEN c.dead THEN c.failed_idx ELSE c.position END AS waiting FROM a2_cursor c) k
+			    LEFT JOIN a2_event e ON e.contract = k.contract AND e.session_id = k.session_id AND e.idx = k.waiting + 1
 			    GROUP BY k.contract, k.consumer
 			) per_table
 			GROUP BY contract, consumer""";
