@@ -290,15 +290,20 @@ public final class A2Server implements AutoCloseable {
 	}
 
 	/**
-	 * Dead-lettered units, newest first.
+	 * Dead-lettered units, newest first. A contract this server does not register is listed by its
+	 * name while the store holds dead letters of it (so a removed contract's can be found and skipped);
+	 * a name with none at all is {@code UNKNOWN_CONTRACT}, as for a session's events, rather than an
+	 * empty list that reads as "nothing is dead" for a misspelt name.
 	 * @param contract, session, consumer filters, {@code null} for any
 	 */
 	public List<DeadLetter> deadLetters(@Nullable String contract, @Nullable String session, @Nullable String consumer,
 			int limit) {
-		return requireWork().deadLetters(contract, session, consumer, limit)
-			.stream()
-			.map(this::withFixedLane)
-			.toList();
+		List<DeadLetter> dead = requireWork().deadLetters(contract, session, consumer, limit);
+		if (contract != null && dead.isEmpty() && !this.contracts.containsKey(contract)
+				&& (session == null && consumer == null || requireWork().deadLetters(contract, null, null, 1).isEmpty())) {
+			contract(contract);
+		}
+		return dead.stream().map(this::withFixedLane).toList();
 	}
 
 	private DeadLetter withFixedLane(DeadLetter dead) {

@@ -579,7 +579,12 @@ class DrainIntegrationTests {
 
 			assertThat(without.redrive("chat", session.id(), "strict", 1, RedriveAction.SKIP)).isTrue();
 
-			assertThat(without.deadLetters("chat", session.id(), "strict", 10)).isEmpty();
+			assertThat(server.deadLetters("chat", session.id(), "strict", 10)).isEmpty();
+			// a name the store holds no dead letter of is not listed as "none dead": it is misspelt
+			assertThatThrownBy(() -> without.deadLetters("chta", null, null, 10))
+				.isInstanceOf(A2Exception.class)
+				.extracting((ex) -> ((A2Exception) ex).code())
+				.isEqualTo(ErrorCode.UNKNOWN_CONTRACT);
 			// once discarded, the name is no contract of this application, as any name made up
 			assertThatThrownBy(() -> without.redrive("chat", session.id(), "strict", 1, RedriveAction.SKIP))
 				.isInstanceOf(A2Exception.class)

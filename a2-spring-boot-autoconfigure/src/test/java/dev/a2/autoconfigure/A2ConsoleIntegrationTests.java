@@ -101,6 +101,10 @@ class A2ConsoleIntegrationTests {
 		this.http.get().uri("/actuator/a2/events?contract=nope&session=s").exchange()
 			.expectStatus().isNotFound()
 			.expectBody().jsonPath("$.error.code").isEqualTo("UNKNOWN_CONTRACT");
+		// a misspelt contract is not "no dead letters"
+		this.http.get().uri("/actuator/a2/dead-letters?contract=nope").exchange()
+			.expectStatus().isNotFound()
+			.expectBody().jsonPath("$.error.code").isEqualTo("UNKNOWN_CONTRACT");
 		this.http.get().uri("/actuator/a2/events?contract=orders&session=bad%20id").exchange()
 			.expectStatus().isBadRequest()
 			.expectBody().jsonPath("$.error.code").isEqualTo("INVALID_PAYLOAD");
