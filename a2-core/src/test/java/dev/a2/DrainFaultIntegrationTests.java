@@ -210,9 +210,11 @@ class DrainFaultIntegrationTests {
 	@Test
 	void gracefulStopLetsRunsFinishThenReleasesTheRestForAnotherInstanceAtOnce() throws Exception {
 		List<String> finished = new CopyOnWriteArrayList<>();
+		CountDownLatch stuckRunning = new CountDownLatch(1);
 		Consumer mixed = Consumer.builder("chat", "mixed").types("message.sent").run((context) -> {
 			String text = context.event().payload(MessageSent.class).text();
 			if (context.attempt() == 1 && text.equals("stuck")) {
+				stuckRunning.countDown();
 				TestContracts.blockUntilAborted();
 				return note("never");
 			}
@@ -229,6 +231,8 @@ class DrainFaultIntegrationTests {
 		session.append(message("stuck"));
 		session.append(message("quick"));
 		await().atMost(Duration.ofSeconds(20)).until(() -> finished.contains("quick@1"));
+		// on a busy machine "stuck" may not have started yet: the stop would have nothing to wait for
+		assertThat(stuckRunning.await(20, TimeUnit.SECONDS)).as("'stuck' running").isTrue();
 
 		try (LogCapture log = new LogCapture()) {
 			stopping.close();
