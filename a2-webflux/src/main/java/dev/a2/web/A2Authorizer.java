@@ -1,6 +1,7 @@
 package dev.a2.web;
 
 import java.security.Principal;
+import java.time.Instant;
 import java.util.Objects;
 
 import org.jspecify.annotations.Nullable;
@@ -55,6 +56,19 @@ public interface A2Authorizer {
 			return false;
 		}
 		return allows(caller, access.permission(), access.contract(), access.session());
+	}
+
+	/**
+	 * Until when the caller's credentials hold: a stream or socket the caller opens ends then, and the
+	 * client's reconnect presents what it has by then (a refreshed token goes on, an expired one is
+	 * refused). Asked once as each stream or socket opens, on a store thread. By default the expiry of
+	 * the OAuth2 token the caller authenticated with (a JWT's {@code exp}, an introspected token's), when
+	 * Spring Security's OAuth2 support is on the classpath; {@code null}, no end, for any other caller,
+	 * such as a login session, whose end a stream does not see.
+	 * @param caller as for {@link #allows(Principal, A2Access)}
+	 */
+	default @Nullable Instant validUntil(@Nullable Principal caller) {
+		return Access.tokenExpiry(caller);
 	}
 
 	/**

@@ -1,6 +1,8 @@
 package dev.a2.web;
 
 import java.security.Principal;
+import java.time.Duration;
+import java.time.Instant;
 
 import dev.a2.A2Exception;
 import dev.a2.A2Server;
@@ -12,6 +14,8 @@ import dev.a2.Session;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.security.authentication.AnonymousAuthenticationToken;
+import org.springframework.security.core.Authentication;
+import org.springframework.security.oauth2.core.OAuth2Token;
 import org.springframework.util.ClassUtils;
 
 /**
@@ -23,6 +27,17 @@ final class Access {
 
 	private static final boolean SPRING_SECURITY = ClassUtils.isPresent(
 			"org.springframework.security.authentication.AnonymousAuthenticationToken", Access.class.getClassLoader());
+
+	private static final boolean OAUTH2 = SPRING_SECURITY
+			&& ClassUtils.isPresent("org.springframework.security.oauth2.core.OAuth2Token", Access.class.getClassLoader());
+
+	/**
+	 * How long a stream or socket opened with credentials already past their expiry stays open. A token
+	 * decoder accepts a token a little after its expiry (Spring Security's JWT decoder, 60 s of clock
+	 * skew by default): ended at once, such a stream would be reopened with the same token and ended
+	 * again, in a loop, until the decoder refuses it.
+	 */
+	static final Duration EXPIRED_GRACE = Duration.ofMinutes(1);
 
 	private final A2Server server;
 
@@ -54,6 +69,39 @@ final class Access {
 					+ caller.getName() + "', not as '" + presence.participant() + "'");
 		}
 		return session;
+	}
+
+	/**
+	 * How long a stream or socket the caller opens now may stay open, or {@code null} for as long as it
+	 * lasts: until the caller's credentials expire ({@link A2Authorizer#validUntil(Principal)}), or
+	 * {@link #EXPIRED_GRACE} when they have already.
+	 */
+	@Nullable Duration openFor(@Nullable Principal caller) {
+		return openFor(this.authorizer.validUntil(caller), this.server.clock().instant());
+	}
+
+	static @Nullable Duration openFor(@Nullable Instant validUntil, Instant now) {
+		if (validUntil == null) {
+			return null;
+		}
+		Duration left = Duration.between(now, validUntil);
+		return (left.isNegative() || left.isZero()) ? EXPIRED_GRACE : left;
+	}
+
+	/** The expiry of the OAuth2 token the caller authenticated with, or {@code null} for any other caller. */
+	static @Nullable Instant tokenExpiry(@Nullable Principal caller) {
+		return (caller != null && OAUTH2) ? OAuth2Tokens.expiry(caller) : null;
+	}
+
+	/** Spring Security's OAuth2 types, loaded only when they are present. */
+	private static final class OAuth2Tokens {
+
+		/** A resource server's authentications (a JWT's, an introspected token's) hold the token as their credentials. */
+		static @Nullable Instant expiry(Principal caller) {
+			return (caller instanceof Authentication authentication && authentication.getCredentials() instanceof OAuth2Token token)
+					? token.getExpiresAt() : null;
+		}
+
 	}
 
 	/**

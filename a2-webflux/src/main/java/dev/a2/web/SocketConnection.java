@@ -5,8 +5,10 @@ import java.time.Duration;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicReference;
 
 import dev.a2.A2Exception;
 import dev.a2.A2Observations;
@@ -45,6 +47,9 @@ final class SocketConnection {
 
 	/** Answers not yet sent before the client is considered not to read. */
 	private static final int PENDING_ANSWERS = 256;
+
+	/** The close of a socket whose caller's credentials expired (1008, policy violation): the client opens another. */
+	static final CloseStatus CREDENTIALS_EXPIRED = new CloseStatus(1008, "the caller's credentials expired");
 
 	/** The members of a push frame: a push body's, and a frame's own. */
 	private static final Set<String> PUSH_FRAME_MEMBERS = framed(Wire.PUSH_MEMBERS);
@@ -92,10 +97,17 @@ final class SocketConnection {
 				pings);
 		// a frame's buffer is released once received: copy it before it waits its turn
 		Mono<Void> input = this.socket.receive().map(Received::of).concatMap(this::handle, 1).then();
-		// when the application stops, what is queued is sent, then the socket closes as going away
-		Mono<Void> output = this.socket.send(outbound.takeUntilOther(this.shared.connections().stopping())
+		// when the application stops, what is queued is sent, then the socket closes as going away; when
+		// the caller's credentials expire, it closes saying so, and the client opens another with its own
+		AtomicReference<CloseStatus> closing = new AtomicReference<>(CloseStatus.GOING_AWAY);
+		Mono<Void> expired = Mono.fromCallable(() -> Optional.ofNullable(this.shared.access().openFor(this.caller)))
+			.subscribeOn(this.shared.scheduler())
+			.flatMap((openFor) -> openFor.isPresent() ? Mono.delay(openFor.get()) : Mono.never())
+			.doOnSuccess((tick) -> closing.set(CREDENTIALS_EXPIRED))
+			.then();
+		Mono<Void> output = this.socket.send(outbound.takeUntilOther(Mono.firstWithSignal(this.shared.connections().stopping(), expired))
 			.doOnNext((frame) -> this.lastSent = System.nanoTime())
-			.map(this.socket::textMessage)).then(Mono.defer(() -> this.socket.close(CloseStatus.GOING_AWAY)));
+			.map(this.socket::textMessage)).then(Mono.defer(() -> this.socket.close(closing.get())));
 		return Mono.firstWithSignal(input, output)
 			.doOnSubscribe((subscription) -> this.shared.connections().sockets.incrementAndGet())
 			.doFinally((signal) -> {

@@ -1,5 +1,7 @@
 package dev.a2.web;
 
+import java.security.Principal;
+import java.time.Duration;
 import java.util.Map;
 import java.util.Optional;
 
@@ -74,17 +76,37 @@ final class StreamHandler {
 			.map(Optional::of)
 			.defaultIfEmpty(Optional.empty())
 			.flatMap((caller) -> Mono.fromCallable(() -> {
-				Session session = this.access.open(Access.caller(caller.orElse(null)), A2Access.of(A2Permission.READ, contract, id));
+				Principal who = Access.caller(caller.orElse(null));
+				Session session = this.access.open(who, A2Access.of(A2Permission.READ, contract, id));
 				if (reducer != null) {
 					session.contract().reducer(reducer);
 				}
-				return session;
+				return new Opened(session, Optional.ofNullable(this.access.openFor(who)));
 			}).subscribeOn(this.scheduler))
-			.flatMap((session) -> ServerResponse.ok()
+			.flatMap((opened) -> ServerResponse.ok()
 				.contentType(MediaType.TEXT_EVENT_STREAM)
 				.header("Cache-Control", "no-cache")
 				.header("X-Accel-Buffering", "no")
-				.body(BodyInserters.fromServerSentEvents(events(session, after, reducer))));
+				.body(BodyInserters.fromServerSentEvents(
+						until(events(opened.session(), after, reducer), opened.openFor().orElse(null)))));
+	}
+
+	/** A session the caller may read, and how long its stream may stay open ({@link Access#openFor}). */
+	private record Opened(Session session, Optional<Duration> openFor) {
+	}
+
+	/**
+	 * The stream, ended when the caller's credentials expire: with a comment saying so (for whoever reads
+	 * the stream by hand), then the end, after which the client reconnects with the credentials it has.
+	 */
+	private static Flux<ServerSentEvent<String>> until(Flux<ServerSentEvent<String>> stream, @Nullable Duration openFor) {
+		if (openFor == null) {
+			return stream;
+		}
+		ServerSentEvent<String> expired = ServerSentEvent.<String>builder()
+			.comment("the caller's credentials expired: reconnect with fresh ones")
+			.build();
+		return Flux.merge(1, stream, Mono.delay(openFor).thenReturn(expired)).takeUntil((frame) -> frame == expired);
 	}
 
 	private Flux<ServerSentEvent<String>> events(Session session, long after, @Nullable String reducer) {

@@ -1,5 +1,7 @@
 package dev.a2.web;
 
+import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -11,6 +13,8 @@ import org.junit.jupiter.api.Test;
 import org.springframework.security.authentication.AnonymousAuthenticationToken;
 import org.springframework.security.authentication.UsernamePasswordAuthenticationToken;
 import org.springframework.security.core.authority.AuthorityUtils;
+import org.springframework.security.oauth2.jwt.Jwt;
+import org.springframework.security.oauth2.server.resource.authentication.JwtAuthenticationToken;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -63,6 +67,34 @@ class A2AuthorizerTests {
 			.isTrue();
 		assertThat(lambda.allows(null, A2Access.operations("chat"))).isFalse();
 		assertThat(asked).containsExactly("PUSH chat/s", "PRESENCE chat/s");
+	}
+
+
+	/** What ends the streams and sockets a caller opens (docs/security.md). */
+	@Test
+	void theDefaultExpiryIsTheBearerTokensAndNoneForOtherCallers() {
+		Instant expiresAt = Instant.parse("2026-12-06T22:00:00Z");
+		Jwt jwt = Jwt.withTokenValue("t").header("alg", "HS256").subject("alice").expiresAt(expiresAt).build();
+		A2Authorizer authorizer = A2Authorizer.authenticated();
+		assertThat(authorizer.validUntil(new JwtAuthenticationToken(jwt))).isEqualTo(expiresAt);
+		assertThat(authorizer.validUntil(UsernamePasswordAuthenticationToken.authenticated("alice", "secret", List.of())))
+			.isNull();
+		assertThat(authorizer.validUntil(null)).isNull();
+		assertThat(A2Authorizer.permitAll().validUntil(new JwtAuthenticationToken(jwt))).isEqualTo(expiresAt);
+	}
+
+
+	/**
+	 * A token a decoder still accepts after its expiry (its clock skew) opens a stream for a minute, not
+	 * for none: a client reconnecting with it would otherwise open and lose its stream in a loop.
+	 */
+	@Test
+	void aStreamOpenedWithCredentialsPastTheirExpiryStaysOpenAMinuteNotNone() {
+		Instant now = Instant.parse("2026-12-06T22:00:00Z");
+		assertThat(Access.openFor(now.plusSeconds(90), now)).isEqualTo(Duration.ofSeconds(90));
+		assertThat(Access.openFor(now, now)).isEqualTo(Duration.ofMinutes(1));
+		assertThat(Access.openFor(now.minusSeconds(30), now)).isEqualTo(Duration.ofMinutes(1));
+		assertThat(Access.openFor(null, now)).isNull();
 	}
 
 }
