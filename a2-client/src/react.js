@@ -2,6 +2,14 @@
 // dependency: pass the page's React (`bindReact(React)`), however the page loaded it.
 
 /**
+ * The fields of each session that a `usePresence` cleanup removes, and the values it wrote (as JSON): removed
+ * a microtask later, unless an effect that runs at once takes them over. React runs a cleanup and the next
+ * effect in one go when the fields change, on StrictMode's second mount and on a hot update; removing them
+ * in the cleanup wrote every change twice (the removal, then the value) and showed a flicker to others.
+ */
+const leaving = new WeakMap();
+
+/**
  * The hooks bound to a React: `useSession(session)` answers the session's view (events, presence,
  * state, status, error) and re-renders on every change; `usePresence(session, mine?)` answers the
  * participants and, with `mine`, writes those fields (kept alive) while the component is mounted.
@@ -22,10 +30,28 @@ export function bindReact(React) {
     React.useEffect(() => {
       if (!key) return undefined;
       const values = JSON.parse(key);
-      session.setPresence(values).catch(() => {});
+      // what an effect just cleaned up is still written: an unchanged field is not written again, a changed one
+      // once, and neither is removed first (other pages would see it vanish and come back)
+      const left = leaving.get(session);
+      const changed = {};
+      for (const [field, value] of Object.entries(values)) {
+        const unchanged = left !== undefined && left.get(field) === JSON.stringify(value);
+        if (left) left.delete(field);
+        if (!unchanged) changed[field] = value;
+      }
+      if (Object.keys(changed).length > 0) session.setPresence(changed).catch(() => {});
       return () => {
-        if (session.closed) return;
-        session.setPresence(Object.fromEntries(Object.keys(values).map((field) => [field, null]))).catch(() => {});
+        if (session.closed) return;   // its goodbye removed them
+        let fields = leaving.get(session);
+        if (!fields) {
+          leaving.set(session, fields = new Map());
+          queueMicrotask(() => {
+            leaving.delete(session);
+            if (fields.size === 0 || session.closed) return;
+            session.setPresence(Object.fromEntries([...fields.keys()].map((field) => [field, null]))).catch(() => {});
+          });
+        }
+        for (const [field, value] of Object.entries(values)) if (value !== null) fields.set(field, JSON.stringify(value));
       };
     }, [session, key]);
     return presence;

@@ -52,3 +52,63 @@ test("usePresence writes the component's fields while mounted and removes them w
 test("bindReact refuses a React without useSyncExternalStore", () => {
   assert.throws(() => bindReact({}), /React 18/);
 });
+
+/**
+ * A component as React runs its effects: `render(values)` runs the hook, then, when its dependencies
+ * changed, the last cleanup and the new effect in one go; `strict` mounts as StrictMode does in
+ * development (effect, cleanup, effect); `unmount()` runs the last cleanup.
+ */
+function component(session, strict = false) {
+  let deps = null;
+  let effect = null;
+  let cleanup = null;
+  const React = {
+    useSyncExternalStore: (subscribe, getSnapshot) => getSnapshot(),
+    useEffect(run, next) {
+      if (deps && next.every((d, i) => Object.is(d, deps[i]))) return;
+      deps = next;
+      effect = run;
+    },
+  };
+  const hooks = bindReact(React);
+  return {
+    render(values) {
+      effect = null;
+      hooks.usePresence(session, values);
+      if (!effect) return;
+      const mounting = cleanup === null;
+      if (cleanup) cleanup();
+      cleanup = effect() ?? (() => {});
+      if (strict && mounting) {
+        cleanup();
+        cleanup = effect() ?? (() => {});
+      }
+    },
+    unmount() {
+      if (cleanup) cleanup();
+    },
+  };
+}
+
+test("usePresence writes only what changed, never removing a field it writes again, also on StrictMode's second mount",
+  { skip: NO_SERVER }, async (t) => {
+    const id = sessionId("react-presence-changes");
+    const writes = [];
+    const watcher = client(t, { participant: "watcher" }).session("chat", id);
+    const page = client(t, {
+      participant: "dave",
+      fetch: (url, init) => {
+        if (init.method === "PUT") writes.push(JSON.parse(init.body).values);
+        return fetch(url, init);
+      },
+    }).session("chat", id);
+    const mounted = component(page, true);
+    mounted.render({ online: true });
+    await until(watcher, (v) => v.presence.dave && v.presence.dave.online, "dave online");
+    mounted.render({ online: true, typing: true });
+    await until(watcher, (v) => v.presence.dave && v.presence.dave.typing, "dave typing");
+    assert.deepEqual(writes, [{ online: true }, { typing: true }], "one write per change, no removal between");
+    mounted.unmount();
+    await until(watcher, (v) => !v.presence.dave, "dave's fields removed once unmounted");
+    assert.deepEqual(writes.slice(2), [{ online: null, typing: null }]);
+  });
