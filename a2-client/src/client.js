@@ -818,6 +818,7 @@ class Session {
     const values = options.presence && (options.presence.values ?? options.presence);
     // a field the push writes (typing: false as the message goes) is no longer kept alive at its old value
     if (values && !options.presence.participant) {
+      this.takeOver(Object.keys(values));
       for (const [field, value] of Object.entries(values)) {
         if (value === null) this.written.delete(field);
         else this.written.add(field);
@@ -881,6 +882,7 @@ class Session {
    * before the server's TTL runs out while the view is open; `null` removes a field.
    */
   async setPresence(values, { keepAlive = true, signal } = {}) {
+    this.takeOver(Object.keys(values));
     for (const [field, value] of Object.entries(values)) {
       if (value === null || !keepAlive) delete this.kept[field];
       else this.kept[field] = value;
@@ -902,6 +904,24 @@ class Session {
     }
     return this.client.call("PUT", this.client.url(this.contract, this.id, "/presence"), body,
       { signal: signal ?? this.controller.signal, keepalive });
+  }
+
+  /**
+   * The fields this view writes are no longer the other views' of the same session (a list and a composer of
+   * one room, say): the server holds one value per participant, so the latest write's view keeps it alive and
+   * removes it. Two views keeping one field alive wrote their two values in turn for as long as both were open,
+   * and a view closing removed what another still showed.
+   */
+  takeOver(fields) {
+    for (const other of this.client.sessions) {
+      if (other === this || other.contract !== this.contract || other.id !== this.id) continue;
+      if (!fields.some((field) => field in other.kept || other.written.has(field))) continue;
+      for (const field of fields) {
+        delete other.kept[field];
+        other.written.delete(field);
+      }
+      other.keepAlive();
+    }
   }
 
   keepAlive() {

@@ -168,3 +168,29 @@ test("a view back after an outage longer than the server's TTL writes its kept p
   await until(ann, (v) => v.status === "live");
   await until(watcher, (v) => v.presence.ann && v.presence.ann.online, "ann online again");
 });
+
+test("two views of one session on a page: the latest writer keeps a field alive, and closing removes only its own",
+  { skip: NO_SERVER || SHORT_TTL }, async (t) => {
+    const id = sessionId("two-views");
+    const writes = [];
+    const page = client(t, {
+      participant: "erin",
+      fetch: (url, init) => {
+        if (init.method === "PUT") writes.push(JSON.parse(init.body).values);
+        return fetch(url, init);
+      },
+    });
+    const watcher = client(t, { participant: "watcher" }).session("chat", id);
+    const list = page.session("chat", id);       // a component's view
+    const composer = page.session("chat", id);   // another component's view of the same session
+    await list.setPresence({ typing: true });
+    await composer.setPresence({ typing: false });
+    // the composer's write and its first keep-alive: the list's keep-alive, a third of the TTL apart too, came between
+    await eventually(() => writes.filter((w) => w.typing === false).length >= 2, "the composer's keep-alive");
+    const after = writes.slice(writes.findIndex((w) => w.typing === false));
+    assert.deepEqual(after.filter((w) => w.typing === true), [], "the list's old value was not written again: " + JSON.stringify(writes));
+    await until(watcher, (v) => v.presence.erin && v.presence.erin.typing && v.presence.erin.typing.value === false, "erin not typing");
+    composer.close();
+    await until(watcher, (v) => v.presence.erin === undefined, "erin's typing removed");
+    assert.equal(list.getSnapshot().status, "live", "the list view goes on");
+  });
