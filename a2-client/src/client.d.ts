@@ -8,18 +8,21 @@
 //   const client = createClient<{ chat: Chat }>({ participant: "ann" });
 //   const room = client.session("chat", "lobby", { state: "summary" });   // payloads, presence and state typed
 
-/** What a contract holds: event type → payload, presence field → value, reducer → state. */
+/**
+ * What a contract holds: event type → payload, presence field → value, reducer → state. Objects, not
+ * records, so that a contract written as interfaces (which have no index signature) is one.
+ */
 export interface ContractShape {
-  events: Record<string, unknown>;
-  presence?: Record<string, unknown>;
-  state?: Record<string, unknown>;
+  events: object;
+  presence?: object;
+  state?: object;
 }
 
 /** The contracts of a server by name. */
 export type Contracts = Record<string, ContractShape>;
 
-type PresenceOf<C extends ContractShape> = C["presence"] extends Record<string, unknown> ? C["presence"] : Record<string, unknown>;
-type StateOf<C extends ContractShape> = C["state"] extends Record<string, unknown> ? C["state"] : Record<string, unknown>;
+type PresenceOf<C extends ContractShape> = C["presence"] extends object ? C["presence"] : Record<string, unknown>;
+type StateOf<C extends ContractShape> = C["state"] extends object ? C["state"] : Record<string, unknown>;
 
 /** The consumer run that wrote an event: its consumer, lane, the index of the event it answers, the attempt. */
 export interface Cause {
@@ -30,7 +33,7 @@ export interface Cause {
 }
 
 /** A stored event, as the stream delivers it. */
-export type StoredEvent<E extends Record<string, unknown> = Record<string, unknown>> = {
+export type StoredEvent<E extends object = Record<string, unknown>> = {
   [T in keyof E & string]: {
     index: number;
     id: string;
@@ -43,21 +46,21 @@ export type StoredEvent<E extends Record<string, unknown> = Record<string, unkno
 }[keyof E & string];
 
 /** An event pushed by this page and not yet back from the stream (optimistic). */
-export type PendingEvent<E extends Record<string, unknown> = Record<string, unknown>> = {
+export type PendingEvent<E extends object = Record<string, unknown>> = {
   [T in keyof E & string]: { index: null; id: string; type: T; payload: E[T]; createdAt: null; cause: null; pending: true };
 }[keyof E & string];
 
 /** An event to push; `id` is generated (a random UUID) when absent, and kept for every retry. */
-export type NewEvent<E extends Record<string, unknown> = Record<string, unknown>> = {
+export type NewEvent<E extends object = Record<string, unknown>> = {
   [T in keyof E & string]: { type: T; payload: E[T]; id?: string };
 }[keyof E & string];
 
 /** A participant's fields: field → {value, at}. */
-export type PresenceFields<P extends Record<string, unknown> = Record<string, unknown>> = {
+export type PresenceFields<P extends object = Record<string, unknown>> = {
   [F in keyof P]?: { value: P[F]; at: string };
 };
 
-export type Presence<P extends Record<string, unknown> = Record<string, unknown>> = Record<string, PresenceFields<P>>;
+export type Presence<P extends object = Record<string, unknown>> = Record<string, PresenceFields<P>>;
 
 export interface PresencePatch {
   participant: string;
@@ -164,7 +167,7 @@ export interface SessionOptions<R extends string = string> {
   signal?: AbortSignal;
 }
 
-export interface PushOptions<P extends Record<string, unknown> = Record<string, unknown>> {
+export interface PushOptions<P extends object = Record<string, unknown>> {
   /** A presence write stored with the events, such as {typing: false}. */
   presence?: { [F in keyof P]?: P[F] | null } | { participant?: string; values: { [F in keyof P]?: P[F] | null }; at?: string | number };
   /** Stops waiting and retrying (the server may still have stored the batch). */

@@ -1,4 +1,4 @@
-import type { ContractShape, Presence, Session, SessionView } from "./client.js";
+import type { ContractShape, Session, SessionView } from "./client.js";
 
 /** The part of React the bindings use (React 18 or later). */
 export interface ReactLike {
@@ -9,8 +9,12 @@ export interface ReactLike {
 export interface A2Hooks {
   /** The session's view; the component re-renders on every change. */
   useSession<C extends ContractShape, S>(session: Session<C, S>): SessionView<C, S>;
-  /** The participants; with `mine`, those fields are written (kept alive) while the component is mounted. */
-  usePresence<C extends ContractShape>(session: Session<C, any>, mine?: Record<string, unknown>): Presence<NonNullable<C["presence"]>>;
+  /**
+   * The participants; with `mine`, those fields are written (kept alive) while the component is mounted. `mine`
+   * takes what `setPresence` takes: the contract's fields and their values.
+   */
+  usePresence<C extends ContractShape>(session: Session<C, any>, mine?: Parameters<Session<C, any>["setPresence"]>[0]):
+    SessionView<C, any>["presence"];
 }
 
 export function bindReact(React: ReactLike): A2Hooks;

@@ -30,3 +30,16 @@ const { useSession, usePresence } = bindReact(React);
 const v = useSession(room); const len: number = v.events.length; void len;
 const p = usePresence(room, { online: true }); void p.ann?.online?.value;
 const x: StoredEvent<Chat["events"]> | null = null; void x;
+// @ts-expect-error usePresence writes the contract's fields only
+usePresence(room, { typign: true });
+// @ts-expect-error with their values' types
+usePresence(room, { online: "yes" });
+// a contract written as interfaces, which have no index signature
+interface Sent { text: string }
+interface ChatEvents { "message.sent": Sent }
+interface ChatPresence { typing: boolean }
+interface ChatContract { events: ChatEvents; presence: ChatPresence }
+const typed = createClient<{ chat: ChatContract }>().session("chat", "x");
+typed.on("event", (e) => { const t: string = e.payload.text; void t; });
+typed.setPresence({ typing: true });
+void usePresence(typed, { typing: true }).ann?.typing?.value;
