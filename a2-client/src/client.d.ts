@@ -153,6 +153,11 @@ export interface ClientOptions {
   backoff?: { initial?: number; max?: number };
   /** Silence in ms after which a stream or socket is taken for dead (45000; the server pings every 15 s). */
   idleTimeout?: number;
+  /**
+   * The page's clock in epoch ms (Date.now by default). Presence writes' `at` are on the server's clock,
+   * which the server's presence frames and answers tell (`now`): this clock only measures the difference.
+   */
+  now?: () => number;
   /** Aborting it closes the client. */
   signal?: AbortSignal;
 }

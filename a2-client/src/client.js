@@ -178,7 +178,7 @@ export class IndexedDbOutbox {
  * `fetch`, `WebSocket`, `outbox` (a storage; IndexedDB in browsers, memory elsewhere),
  * `presenceTtl` (the server's a2.presence.ttl in ms, default 60000), `backoff` ({initial, max} ms),
  * `idleTimeout` (ms without a byte or ping before a stream is taken for dead, default 45000),
- * `signal` (aborting it closes the client).
+ * `now` (the page's clock, `Date.now` by default), `signal` (aborting it closes the client).
  */
 export function createClient(options = {}) {
   return new A2Client(options);
@@ -194,6 +194,8 @@ class A2Client {
     }
     this.participant = options.participant ?? null;
     this.lastPresenceAt = 0;
+    this.now = options.now ?? Date.now;
+    this.clockOffset = 0;   // the server's clock minus the page's, as the server last told it (0 until it does)
     this.headers = options.headers ?? {};
     this.credentials = options.credentials ?? "same-origin";
     this.fetchImpl = options.fetch ?? globalThis.fetch.bind(globalThis);
@@ -310,11 +312,23 @@ class A2Client {
    * The `at` of a presence write, taken when the page makes it rather than when the server gets it:
    * the server keeps each field's latest `at`, so a write still on its way (a PUT on another
    * connection, a socket frame behind an HTTP goodbye) no longer undoes a later one that arrived
-   * first (`typing: false` with a push, the removal as the page goes). Never twice the same.
+   * first (`typing: false` with a push, the removal as the page goes). On the server's clock as far
+   * as the page knows it (`serverTime`), so the writes of a device whose clock is behind do not lose
+   * to another device's; never twice the same, and never back, even when that estimate goes back.
    */
   presenceAt() {
-    this.lastPresenceAt = Math.max(Date.now(), this.lastPresenceAt + 1);
+    this.lastPresenceAt = Math.max(Math.round(this.now() + this.clockOffset), this.lastPresenceAt + 1);
     return this.lastPresenceAt;
+  }
+
+  /**
+   * The server's clock (`now`, epoch ms) as a presence frame or a presence write's answer tells it:
+   * the page's clock is taken to be as far from it as it is now. The latest sample wins (a clock set
+   * since is followed); each is late by the time the frame took, a few ms. A server that sends none
+   * leaves the page's own clock.
+   */
+  serverTime(now) {
+    if (typeof now === "number" && Number.isFinite(now)) this.clockOffset = now - this.now();
   }
 
   socket(contract) {
@@ -507,6 +521,7 @@ class Session {
     this.kept = {};             // presence fields kept alive
     this.written = new Set();   // presence fields written and not removed, kept alive or not: the goodbye removes them
     this.keepTimer = null;
+    this.presenceDown = false;  // a keep-alive failed for want of the network: told once, until a write gets through
     this.stateReads = null;
     this.snapshot = null;
     this.subscribe = this.subscribe.bind(this);
@@ -635,6 +650,7 @@ class Session {
   }
 
   receivePresence(data) {
+    this.client.serverTime(data.now);
     if (data.snapshot) {
       this.presence = {};
       for (const [participant, fields] of Object.entries(data.snapshot.participants || {})) {
@@ -900,10 +916,31 @@ class Session {
     if (this.client.participant) body.participant = this.client.participant;
     if (this.client.transport === "socket" && !keepalive) {
       const line = this.client.socket(this.contract);
-      if (line.send({ type: "presence", session: this.id, ...body })) return Promise.resolve();
+      if (line.send({ type: "presence", session: this.id, ...body })) {
+        this.presenceDown = false;
+        return Promise.resolve();
+      }
     }
     return this.client.call("PUT", this.client.url(this.contract, this.id, "/presence"), body,
-      { signal: signal ?? this.controller.signal, keepalive });
+      { signal: signal ?? this.controller.signal, keepalive }).then((answer) => {
+      this.presenceDown = false;
+      this.client.serverTime(answer && answer.now);
+      return answer;
+    });
+  }
+
+  /** Writes the kept fields again (a keep-alive, or the view back); a failure is the view's `error` event. */
+  writeKept() {
+    this.writePresence(Object.assign({}, this.kept)).catch((e) => {
+      // the server out of reach (or answering 5xx): said once, at the first failure, not at every keep-alive
+      // while the outage lasts; a write that gets through again ends it. A refusal (403, INVALID_PAYLOAD)
+      // is told every time.
+      if (e instanceof A2Error && e.retryable) {
+        if (this.presenceDown) return;
+        this.presenceDown = true;
+      }
+      this.emit("error", e);
+    });
   }
 
   /**
@@ -928,9 +965,7 @@ class Session {
     clearInterval(this.keepTimer);
     this.keepTimer = null;
     if (Object.keys(this.kept).length === 0 || this.closed || this.client.hidden) return;
-    this.keepTimer = setInterval(() => {
-      this.writePresence(Object.assign({}, this.kept)).catch((e) => this.emit("error", e));
-    }, Math.max(250, this.client.presenceTtl / 3));
+    this.keepTimer = setInterval(() => this.writeKept(), Math.max(250, this.client.presenceTtl / 3));
   }
 
   /**
@@ -959,7 +994,7 @@ class Session {
     if (this.closed || this.client.hidden || Object.keys(this.kept).length === 0) return;
     for (const field of Object.keys(this.kept)) this.written.add(field);
     this.keepAlive();
-    this.writePresence(Object.assign({}, this.kept)).catch((e) => this.emit("error", e));
+    this.writeKept();
   }
 
   /** Stops the view: its stream or subscription ends, kept presence fields are removed. */

@@ -1,7 +1,10 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { client, eventually, NO_SERVER, NO_WEBSOCKET, PATIENCE, PRESENCE_TTL, proxy, SERVER, sessionId, until } from "./support.mjs";
+import http from "node:http";
+import { createClient } from "../src/client.js";
+import { client, eventually, message, next, NO_SERVER, NO_WEBSOCKET, PATIENCE, PRESENCE_TTL, proxy, SERVER, sessionId, until }
+  from "./support.mjs";
 
 const SHORT_TTL = PRESENCE_TTL > 10000 ? "the server's presence TTL is over 10 s (A2_PRESENCE_TTL_MS): run with a2.presence.ttl=3s" : false;
 
@@ -194,3 +197,122 @@ test("two views of one session on a page: the latest writer keeps a field alive,
     await until(watcher, (v) => v.presence.erin === undefined, "erin's typing removed");
     assert.equal(list.getSnapshot().status, "live", "the list view goes on");
   });
+
+for (const transport of ["sse", "socket"]) {
+  test("a participant on two devices, one's clock a minute behind, sees each device's writes win in the order they are made ("
+    + transport + ")", { skip: NO_SERVER || (transport === "socket" && NO_WEBSOCKET) }, async (t) => {
+    const id = sessionId("two-clocks-" + transport);
+    const behind = client(t, { participant: "ann", transport, now: () => Date.now() - 60000 }).session("chat", id);
+    const onTime = client(t, { participant: "ann", transport }).session("chat", id);
+    // a device knows the server's clock once its view has the presence snapshot
+    await Promise.all([next(behind, "presence"), next(onTime, "presence")]);
+    const write = async (device, typing) => {
+      await device.setPresence({ typing }, { keepAlive: false });
+      // over the socket a presence frame has no answer: the ack of a push sent after it on the same socket does
+      if (transport === "socket") await device.push([message("after typing " + typing, "ann")]);
+      return (await storedPresence(id)).ann.typing.value;
+    };
+    assert.equal(await write(onTime, true), true);
+    assert.equal(await write(behind, false), false, "the write of the device whose clock is behind lost to the earlier one of the other");
+    assert.equal(await write(onTime, true), true);
+    assert.equal(await write(behind, false), false, "the write of the device whose clock is behind lost to the earlier one of the other");
+  });
+}
+
+/**
+ * A server that keeps a stream open with a presence snapshot and answers presence writes, telling its
+ * clock (`now`) as `serverNow()` answers it, and records the writes; `refuse` answers them with that error.
+ */
+async function clockServer(t, serverNow, refuse = null) {
+  const writes = [];
+  const server = http.createServer((request, response) => {
+    if (request.method === "GET" && request.url.includes("/stream")) {
+      response.writeHead(200, { "Content-Type": "text/event-stream" });
+      response.write("event: presence\ndata: " + JSON.stringify({ snapshot: { participants: {} }, now: serverNow() }) + "\n\n");
+      return;
+    }
+    let body = "";
+    request.on("data", (chunk) => body += chunk).on("end", () => {
+      writes.push(JSON.parse(body));
+      if (refuse) {
+        response.writeHead(refuse.status, { "Content-Type": "application/json" });
+        response.end(JSON.stringify({ error: { code: refuse.code, message: "refused by the test's server" } }));
+        return;
+      }
+      response.writeHead(200, { "Content-Type": "application/json" });
+      response.end(JSON.stringify({ patches: [], now: serverNow() }));
+    });
+  });
+  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
+  t.after(() => {
+    server.closeAllConnections();
+    server.close();
+  });
+  return { base: "http://127.0.0.1:" + server.address().port + "/a2", writes };
+}
+
+test("a presence write's at is on the server's clock as the server tells it, and never goes back when that clock does", async (t) => {
+  const hour = 3600000;
+  let serverAhead = hour;
+  const { base, writes } = await clockServer(t, () => Date.now() + serverAhead);
+  const a2 = createClient({ baseUrl: base, participant: "ann" });
+  t.after(() => a2.close());
+  const room = a2.session("chat", "lobby");
+  await next(room, "presence");
+  await room.setPresence({ online: true }, { keepAlive: false });
+  assert.ok(writes[0].at > Date.now() + hour / 2, "at " + writes[0].at + " is on the page's clock, not the server's, an hour ahead");
+  serverAhead = -hour;   // the server's clock set back: its answers now say so
+  await room.setPresence({ typing: true }, { keepAlive: false });   // its answer tells the clock set back
+  await room.setPresence({ typing: false }, { keepAlive: false });
+  assert.ok(writes[1].at > writes[0].at && writes[2].at > writes[1].at,
+    "the page's stamps went back: " + writes.map((w) => w.at).join(", "));
+});
+
+test("while the server is down, a view's presence keep-alive reports one NETWORK error per outage, not one per write", { skip: NO_SERVER }, async (t) => {
+  const network = await proxy(t);
+  const id = sessionId("keep-alive-outage");
+  const writes = { failed: 0, answered: 0 };
+  const counting = async (url, init = {}) => {
+    if (init.method !== "PUT") return fetch(url, init);
+    try {
+      const response = await fetch(url, init);
+      writes.answered++;
+      return response;
+    } catch (e) {
+      writes.failed++;
+      throw e;
+    }
+  };
+  // a keep-alive every 250 ms
+  const room = client(t, { baseUrl: network.url + "/a2", participant: "ann", presenceTtl: 750, fetch: counting }).session("chat", id);
+  const ofStatus = new Set();   // the view's own reconnect reporting, not what this test is about
+  room.on("status", (status, error) => error && ofStatus.add(error));
+  const reported = [];
+  room.on("error", (error) => ofStatus.has(error) || reported.push(error.code));
+  await until(room, (v) => v.status === "live");
+  await room.setPresence({ online: true });
+
+  network.down();
+  await eventually(() => writes.failed >= 3, "three keep-alive writes to fail");
+  assert.deepEqual(reported, ["NETWORK"], "one report for the outage");
+  network.up();
+  const answered = writes.answered;
+  await eventually(() => writes.answered > answered, "a keep-alive write to get through");
+  network.down();
+  const failed = writes.failed;
+  await eventually(() => writes.failed >= failed + 3, "three keep-alive writes to fail again");
+  assert.deepEqual(reported, ["NETWORK", "NETWORK"], "one report for each outage");
+});
+
+test("a keep-alive write the server refuses is reported every time", async (t) => {
+  const { base, writes } = await clockServer(t, () => Date.now(), { status: 403, code: "FORBIDDEN" });
+  const a2 = createClient({ baseUrl: base, participant: "ann", presenceTtl: 750 });
+  t.after(() => a2.close());
+  const room = a2.session("chat", "lobby");
+  const reported = [];
+  room.on("error", (error) => reported.push(error.code));
+  await assert.rejects(room.setPresence({ online: true }), { code: "FORBIDDEN" });
+  await eventually(() => reported.length >= 3, "three refused keep-alive writes to be reported");
+  assert.deepEqual([...new Set(reported)], ["FORBIDDEN"]);
+  assert.ok(writes.length >= 4);
+});

@@ -121,10 +121,15 @@ export async function proxy(t) {
   const target = new URL(SERVER);
   let armed = null;
   let holding = null;
+  let down = false;
   const held = [];
   const cut = [];
   const sockets = new Set();
   const server = net.createServer((client) => {
+    if (down) {
+      client.destroy();   // as a server that is down: the connection ends before a byte is answered
+      return;
+    }
     const upstream = net.connect(Number(target.port), target.hostname);
     sockets.add(client);
     sockets.add(upstream);
@@ -188,6 +193,15 @@ export async function proxy(t) {
     /** Cuts every open connection (a network failure). */
     dropAll() {
       sockets.forEach((s) => s.destroy());
+    },
+    /** The server goes down: every open connection is cut and every new one too, until `up()`. */
+    down() {
+      down = true;
+      sockets.forEach((s) => s.destroy());
+    },
+    /** The server is back: connections reach it again. */
+    up() {
+      down = false;
     },
   };
 }

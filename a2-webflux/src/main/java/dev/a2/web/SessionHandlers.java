@@ -109,7 +109,8 @@ final class SessionHandlers {
 		return body(request).flatMap((body) -> json(request, (caller) -> {
 			PresenceWrite write = PresenceWrites.read(this.wire.readObject(body, "the body"), caller, "");
 			Session session = this.access.open(caller, A2Access.presence(contract, id, write));
-			return this.wire.value(Map.of("patches", session.presence(write)));
+			// now: the server's clock, on which the client stamps the at of its next writes
+			return this.wire.value(Map.of("patches", session.presence(write), "now", this.server.clock().millis()));
 		}));
 	}
 

@@ -187,9 +187,14 @@ final class StreamHandler {
 		return ServerSentEvent.<String>builder().event("state").data(this.wire.state(state.index(), state.state())).build();
 	}
 
+	/**
+	 * A presence frame, with {@code now}, the server's clock as it is sent: a client stamps its writes'
+	 * {@code at} on the server's clock from it, so a device whose clock is behind does not lose its writes.
+	 */
 	private ServerSentEvent<String> presenceFrame(PresenceUpdate update) {
-		Object data = (update instanceof PresenceUpdate.Snapshot snapshot) ? Map.of("snapshot", snapshot.snapshot())
-				: Map.of("patches", ((PresenceUpdate.Patches) update).patches());
+		long now = this.server.clock().millis();
+		Object data = (update instanceof PresenceUpdate.Snapshot snapshot) ? Map.of("snapshot", snapshot.snapshot(), "now", now)
+				: Map.of("patches", ((PresenceUpdate.Patches) update).patches(), "now", now);
 		return ServerSentEvent.<String>builder().event("presence").data(this.wire.value(data)).build();
 	}
 

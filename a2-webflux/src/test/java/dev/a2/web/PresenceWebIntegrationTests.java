@@ -67,11 +67,14 @@ class PresenceWebIntegrationTests {
 		try {
 			await().until(() -> !frames.isEmpty());
 			assertThat(frames.get(0).get("snapshot").get("participants").isEmpty()).isTrue();
+			// the server's clock, on which a client stamps the at of its writes
+			assertThat(frames.get(0).get("now").isIntegralNumber()).isTrue();
 
 			String written = a.put().uri("/a2/chat/sessions/room/presence").contentType(MediaType.APPLICATION_JSON)
 				.bodyValue("{\"participant\":\"ann\",\"values\":{\"typing\":true,\"status\":\"here\"}}")
 				.retrieve().bodyToMono(String.class).block(Duration.ofSeconds(10));
 			assertThat(json.readTree(written).get("patches")).hasSize(2);
+			assertThat(json.readTree(written).get("now").isIntegralNumber()).isTrue();
 			// read at once, well inside the TTL: the write committed before A answered
 			JsonNode read = json.readTree(b.get().uri("/a2/chat/sessions/room/presence").retrieve().bodyToMono(String.class)
 				.block(Duration.ofSeconds(10)));
@@ -142,9 +145,11 @@ class PresenceWebIntegrationTests {
 	void aSocketWritesPresenceAndItsSubscribersGetPatches() {
 		try (TestSocket socket = new TestSocket(portB, "chat")) {
 			socket.send("{\"type\":\"subscribe\",\"session\":\"desk\"}");
-			socket.awaitFrame((frame) -> TestSocket.type("presence", "desk").test(frame) && frame.has("snapshot"));
+			JsonNode snapshot = socket.awaitFrame((frame) -> TestSocket.type("presence", "desk").test(frame) && frame.has("snapshot"));
+			assertThat(snapshot.get("now").isIntegralNumber()).isTrue();
 			socket.send("{\"type\":\"presence\",\"session\":\"desk\",\"participant\":\"bob\",\"values\":{\"status\":\"away\"}}");
 			JsonNode patches = socket.awaitFrame((frame) -> TestSocket.type("presence", "desk").test(frame) && frame.has("patches"));
+			assertThat(patches.get("now").isIntegralNumber()).isTrue();
 			assertThat(patches.get("patches").get(0).get("participant").asString()).isEqualTo("bob");
 			assertThat(patches.get("patches").get(0).get("value").asString()).isEqualTo("away");
 		}
