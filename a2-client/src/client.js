@@ -908,18 +908,50 @@ class Session {
     // the page is going (or in the back/forward cache): written when it is shown again, if ever
     if (this.client.hidden) return;
     this.keepAlive();
-    return this.writePresence(values, signal);
+    return this.writePresence(values, signal, false, (e) => this.refused(values, e));
   }
 
-  writePresence(values, signal, keepalive = false) {
+  /**
+   * A write the server refused for what it holds (a field the contract lacks, a value that does not bind, one
+   * too large): the server takes a presence write whole or not at all, so its fields are no longer kept nor
+   * removed on goodbye; kept, every keep-alive (and the goodbye) would carry them and be refused too, and the
+   * view's other fields would expire while the page is open. A write that failed for want of the network is
+   * kept, to be written again, and so is one refused to the caller.
+   */
+  refused(values, error) {
+    // only what the write holds can be at fault: a refusal of the caller (403, 401) may be lifted by a login
+    if (!(error instanceof A2Error) || (error.code !== "INVALID_PAYLOAD" && error.code !== "PAYLOAD_TOO_LARGE")) return;
+    let changed = false;
+    for (const [field, value] of Object.entries(values)) {
+      if (value === null || this.kept[field] !== value) continue;   // written again since: not this write's
+      delete this.kept[field];
+      this.written.delete(field);
+      changed = true;
+    }
+    if (changed) this.keepAlive();
+  }
+
+  /**
+   * Writes presence; `onRefused` hears a refusal of the server's, which over the socket comes later as an error
+   * frame (a presence frame has no answer of its own) and over HTTP rejects the promise too.
+   */
+  writePresence(values, signal, keepalive = false, onRefused = null) {
     const body = { values, at: this.client.presenceAt() };
     if (this.client.participant) body.participant = this.client.participant;
     if (this.client.transport === "socket" && !keepalive) {
       const line = this.client.socket(this.contract);
-      if (line.send({ type: "presence", session: this.id, ...body })) {
+      const ref = onRefused ? line.presenceRef(onRefused) : undefined;
+      if (line.send({ type: "presence", ...(ref ? { ref } : {}), session: this.id, ...body })) {
         this.presenceDown = false;
         return Promise.resolve();
       }
+      if (ref) line.presenceRefused.delete(ref);
+    }
+    if (onRefused) {
+      return this.writePresence(values, signal, keepalive).catch((e) => {
+        onRefused(e);
+        throw e;
+      });
     }
     return this.client.call("PUT", this.client.url(this.contract, this.id, "/presence"), body,
       { signal: signal ?? this.controller.signal, keepalive }).then((answer) => {
@@ -1023,6 +1055,9 @@ class SocketLine {
     // subscription brings every event (null: not subscribed on this socket)}
     this.sessions = new Map();
     this.acks = new Map();       // ref -> {resolve, reject}, in the order the pushes were sent
+    // ref -> what hears the refusal of a presence frame: none answers a write that is stored, so only the
+    // latest are kept (an error frame follows its frame within one round trip)
+    this.presenceRefused = new Map();
     this.socket = null;
     this.open = false;
     this.attempt = 0;
@@ -1164,6 +1199,14 @@ class SocketLine {
     if (this.client.sockets.get(this.contract) === this) this.client.sockets.delete(this.contract);
   }
 
+  /** A ref for a presence frame, whose refusal `onRefused` hears. */
+  presenceRef(onRefused) {
+    const ref = "presence." + (++this.refs);
+    this.presenceRefused.set(ref, onRefused);
+    if (this.presenceRefused.size > 64) this.presenceRefused.delete(this.presenceRefused.keys().next().value);
+    return ref;
+  }
+
   /** Sends a frame if the socket is open and the frame is not of a size the server closed a socket for. */
   send(frame) {
     if (!this.open) return false;
@@ -1276,7 +1319,13 @@ class SocketLine {
       case "error": {
         const error = new A2Error(frame.error.code, frame.error.message, { status: statusOf(frame.error.code) });
         const ack = frame.ref !== undefined ? this.acks.get(frame.ref) : undefined;
-        if (ack) {
+        const presenceRefused = frame.ref !== undefined ? this.presenceRefused.get(frame.ref) : undefined;
+        if (presenceRefused) {
+          // a presence write's refusal, never its subscription's: the views go on, and are told
+          this.presenceRefused.delete(frame.ref);
+          presenceRefused(error);
+          if (group) for (const view of group.views) view.emit("error", error);
+        } else if (ack) {
           this.acks.delete(frame.ref);
           ack.reject(error);
         } else if (frame.ref === undefined && frame.session === undefined) {

@@ -219,6 +219,38 @@ for (const transport of ["sse", "socket"]) {
   });
 }
 
+for (const transport of ["sse", "socket"]) {
+  test("a presence field the server refuses is no longer kept: the view's other fields stay alive without it ("
+    + transport + ")", { skip: NO_SERVER || SHORT_TTL || (transport === "socket" && NO_WEBSOCKET) }, async (t) => {
+    const id = sessionId("refused-field-" + transport);
+    const watcher = client(t, { participant: "watcher" }).session("chat", id);
+    await until(watcher, (v) => v.status === "live");
+    const patches = watch(watcher, "ann");
+    const page = client(t, { participant: "ann", transport }).session("chat", id);
+    const reported = [];
+    page.on("error", (error) => reported.push(error.code));
+    await until(page, (v) => v.status === "live");
+    await page.setPresence({ online: true });
+    if (transport === "sse") {
+      await assert.rejects(page.setPresence({ mood: "happy" }), { code: "INVALID_PAYLOAD" });
+    } else {
+      await page.setPresence({ mood: "happy" });   // a presence frame has no answer: its refusal is an error frame
+      await eventually(() => reported.includes("INVALID_PAYLOAD"), "the refusal");
+    }
+    // the keep-alives carry online alone, and are stored: writes spanning two TTLs, none expired
+    const after = patches.length;
+    await until(watcher, () => {
+      const online = patches.slice(after).filter((p) => p.field === "online");
+      return online.length >= 2 && Date.parse(online[online.length - 1].at) - Date.parse(online[0].at) >= 2 * PRESENCE_TTL;
+    }, "keep-alive writes of online spanning two TTLs");
+    assert.deepEqual(patches.filter((p) => p.value === null), [], "ann was never gone while her page was open");
+    assert.deepEqual(reported.filter((code) => code === "INVALID_PAYLOAD"), transport === "sse" ? [] : ["INVALID_PAYLOAD"],
+      "the refusal is told once, not again at every keep-alive");
+    page.close();
+    await until(watcher, (v) => !v.presence.ann, "the goodbye, without mood, removes ann");
+  });
+}
+
 /**
  * A server that keeps a stream open with a presence snapshot and answers presence writes, telling its
  * clock (`now`) as `serverNow()` answers it, and records the writes; `refuse` answers them with that error.
