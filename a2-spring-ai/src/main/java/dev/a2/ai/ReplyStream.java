@@ -35,6 +35,7 @@ import org.springframework.ai.model.tool.ToolCallingChatOptions;
 import org.springframework.ai.tool.ToolCallback;
 import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
+import reactor.core.scheduler.Schedulers;
 
 /**
  * Streams a model's reply into the session of a consumer run, so that it survives a crash and stops
@@ -390,8 +391,8 @@ public final class ReplyStream {
 
 	/**
 	 * Subscribes to the model's stream and writes it, coalesced, until it ends, fails or the run is
-	 * aborted. The stream's items are handed to the run's thread through a queue; an abort disposes of
-	 * the subscription (the provider's stream is cancelled) and wakes the thread.
+	 * aborted. The stream's items are handed to the run's thread through a queue; an abort wakes the
+	 * thread and disposes of the subscription (the provider's stream is cancelled) on another thread.
 	 */
 	private Step streamStep(ConsumerContext context, Flux<ChatResponse> responses, ReplyWriter writer) {
 		Step step = new Step();
@@ -404,8 +405,8 @@ public final class ReplyStream {
 		LinkedBlockingQueue<Object> queue = new LinkedBlockingQueue<>();
 		Disposable subscription = responses.subscribe(queue::add, queue::add, () -> queue.add(END));
 		context.signal().onAbort(() -> {
-			subscription.dispose();
 			queue.add(ABORT);
+			cancel(subscription);
 		});
 		long flushInterval = this.settings.flushInterval().toNanos();
 		long flushAt = 0;
@@ -460,7 +461,7 @@ public final class ReplyStream {
 		}
 		catch (RuntimeException ex) {
 			if (!context.signal().isAborted()) {
-				subscription.dispose();
+				cancel(subscription);
 				throw ex;
 			}
 			// an abort interrupted an append: what follows is the abort's
@@ -468,13 +469,27 @@ public final class ReplyStream {
 		}
 		if (context.signal().isAborted()) {
 			step.ending = ReplyOutcome.Ending.STOPPED;
-			subscription.dispose();
+			cancel(subscription);
 			// the abort interrupted this thread; what is written next must not fail on it
 			Thread.interrupted();
 		}
 		step.text = step.textBuilder.toString();
 		step.toolCalls.addAll(toolCalls.values());
 		return step;
+	}
+
+	/**
+	 * Cancels the model's stream without waiting for it. A provider's cancel can block until its
+	 * stream's reader lets go: OpenAI's client closes its response only once the read in progress
+	 * returns, which is when the next chunk comes or its timeout (60 s) passes when the model
+	 * thinks. An abort runs in the thread that appended the Stop (its HTTP push) or heard it (the
+	 * heartbeat that renews every claim of the instance), and the reply's end is written by the
+	 * run's thread: neither may wait for the provider.
+	 */
+	private static void cancel(Disposable subscription) {
+		if (!subscription.isDisposed()) {
+			Schedulers.boundedElastic().schedule(subscription::dispose);
+		}
 	}
 
 	/**

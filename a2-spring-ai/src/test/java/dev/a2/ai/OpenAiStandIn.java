@@ -6,6 +6,8 @@ import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 
 import com.sun.net.httpserver.HttpServer;
 import org.springframework.ai.openai.OpenAiChatModel;
@@ -21,11 +23,36 @@ final class OpenAiStandIn implements AutoCloseable {
 
 	final List<String> requests = new CopyOnWriteArrayList<>();
 
+	private final CountDownLatch released = new CountDownLatch(1);
+
 	private final HttpServer server;
 
 	OpenAiStandIn(String... tokens) throws IOException {
+		this(false, tokens);
+	}
+
+	private OpenAiStandIn(boolean pause, String... tokens) throws IOException {
 		this.server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
 		this.server.createContext("/", (exchange) -> {
+			if (pause) {
+				this.requests.add(new String(exchange.getRequestBody().readAllBytes(), StandardCharsets.UTF_8));
+				exchange.getResponseHeaders().set("Content-Type", "text/event-stream");
+				exchange.sendResponseHeaders(200, 0);
+				OutputStream out = exchange.getResponseBody();
+				for (String token : tokens) {
+					out.write(chunk("{\"content\":\"" + token + "\"}", "null").getBytes(StandardCharsets.UTF_8));
+				}
+				out.flush();
+				try {
+					// quiet, as a model that thinks long in the middle of its answer, until the test ends
+					this.released.await(5, TimeUnit.MINUTES);
+				}
+				catch (InterruptedException ex) {
+					Thread.currentThread().interrupt();
+				}
+				exchange.close();
+				return;
+			}
 			this.requests.add(new String(exchange.getRequestBody().readAllBytes(), StandardCharsets.UTF_8));
 			StringBuilder body = new StringBuilder();
 			for (String token : tokens) {
@@ -40,6 +67,14 @@ final class OpenAiStandIn implements AutoCloseable {
 			}
 		});
 		this.server.start();
+	}
+
+	/**
+	 * A stand-in that answers every request with {@code tokens} and then sends nothing until it
+	 * is closed, as a model that thinks long in the middle of its answer.
+	 */
+	static OpenAiStandIn pausing(String... tokens) throws IOException {
+		return new OpenAiStandIn(true, tokens);
 	}
 
 	private static String chunk(String delta, String finishReason) {
@@ -61,6 +96,7 @@ final class OpenAiStandIn implements AutoCloseable {
 
 	@Override
 	public void close() {
+		this.released.countDown();
 		this.server.stop(0);
 	}
 

@@ -1,6 +1,7 @@
 package dev.a2.ai;
 
 import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
@@ -17,11 +18,12 @@ import org.junit.jupiter.api.Test;
 import org.springframework.ai.tool.ToolCallback;
 import org.springframework.ai.tool.definition.ToolDefinition;
 
+import static dev.a2.ai.AiTestSupport.storedReply;
 import static dev.a2.ai.AiTestSupport.types;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-/** A Stop at the edges of a reply: before the first token, while a tool runs. */
+/** A Stop at the edges of a reply: before the first token, while a tool runs, while a provider's model pauses. */
 class ReplyStopIntegrationTests {
 
 	private final AiTestSupport support = new AiTestSupport("stop");
@@ -102,6 +104,42 @@ class ReplyStopIntegrationTests {
 		await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> assertThat(
 				session.presence().participants().get("assistant").get(AiEvents.PRESENCE_FIELD).value()).isEqualTo("idle"));
 		assertThat(types(session)).containsExactly("message.sent", "stop.requested", AiEvents.REPLY_STOPPED);
+	}
+
+	@Test
+	void aStopWhileAProvidersModelPausesIsStoredAndEndsTheReplyWithoutWaitingForTheProvider() throws Exception {
+		// OpenAI's client closes a stream only once its read returns: when the next chunk comes, or its timeout (60 s) passes
+		try (OpenAiStandIn openAi = OpenAiStandIn.pausing("Let me think")) {
+			ReplyStream replies = new ReplyStream(ReplySettings.DEFAULTS);
+			Assistant assistant = Assistant.builder(openAi.model()).build();
+			A2Server server = this.support.server(Consumer.builder("chat", "assistant")
+				.types("message.sent")
+				.lane(Lane.keyed((input) -> input.session()))
+				.abortOn("stop.requested")
+				.run((context) -> {
+					replies.converse(context, assistant);
+					return null;
+				}));
+			Session session = server.session("chat", "stop-pausing");
+			long replyTo = session.append(NewEvent.of("message.sent", new MessageSent("think hard"))).get(0).index();
+			// the first chunk is stored at once: the provider's client has read it and waits for the next
+			await().atMost(Duration.ofSeconds(20)).until(() -> types(session).contains(AiEvents.REPLY_DELTA));
+			CompletableFuture<?> stop = CompletableFuture
+				.runAsync(() -> session.append(NewEvent.of("stop.requested", new StopRequested("ann"))));
+			try {
+				await().atMost(Duration.ofSeconds(20)).until(() -> stop.isDone() && types(session).contains(AiEvents.REPLY_STOPPED));
+			}
+			catch (org.awaitility.core.ConditionTimeoutException ex) {
+				// reported below
+			}
+
+			assertThat(stop).as("the Stop's append returned while the model still thinks").isDone();
+			assertThat(types(session)).as("the reply ended while the model still thinks")
+				.containsExactly("message.sent", AiEvents.REPLY_DELTA, "stop.requested", AiEvents.REPLY_STOPPED);
+			assertThat(storedReply(session, replyTo)).isEqualTo("Let me think");
+			await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> assertThat(
+					session.presence().participants().get("assistant").get(AiEvents.PRESENCE_FIELD).value()).isEqualTo("idle"));
+		}
 	}
 
 }
