@@ -5,6 +5,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
@@ -447,7 +449,7 @@ public final class ReplyStream {
 				}
 				else if (item instanceof Throwable failure) {
 					step.ending = ReplyOutcome.Ending.FAILED;
-					step.error = failure.getClass().getSimpleName() + ": " + failure.getMessage();
+					step.error = describe(failure);
 					break;
 				}
 				else if (item == END) {
@@ -476,6 +478,28 @@ public final class ReplyStream {
 		step.text = step.textBuilder.toString();
 		step.toolCalls.addAll(toolCalls.values());
 		return step;
+	}
+
+	/**
+	 * What {@code reply.failed} says of a failed stream: the failure without a future's wrapper
+	 * (a {@link CompletionException}'s message is its cause's class name and message again), and
+	 * its causes: OpenAI's client fails a stream that outlasted its timeout with "Stream failed",
+	 * and only its cause says "timeout".
+	 */
+	static String describe(Throwable failure) {
+		Throwable shown = failure;
+		while ((shown instanceof CompletionException || shown instanceof ExecutionException) && shown.getCause() != null) {
+			shown = shown.getCause();
+		}
+		StringBuilder text = new StringBuilder(shown.getClass().getSimpleName()).append(": ").append(shown.getMessage());
+		String separator = " (";
+		int causes = 0;
+		for (Throwable cause = shown.getCause(); cause != null && cause != shown && causes < 3; cause = cause.getCause()) {
+			text.append(separator).append(cause.getClass().getSimpleName()).append(": ").append(cause.getMessage());
+			separator = "; ";
+			causes++;
+		}
+		return (causes > 0) ? text.append(')').toString() : text.toString();
 	}
 
 	/**

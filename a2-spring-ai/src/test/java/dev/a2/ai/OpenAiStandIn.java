@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
@@ -28,12 +29,23 @@ final class OpenAiStandIn implements AutoCloseable {
 	private final HttpServer server;
 
 	OpenAiStandIn(String... tokens) throws IOException {
-		this(false, tokens);
+		this(false, 0, tokens);
 	}
 
-	private OpenAiStandIn(boolean pause, String... tokens) throws IOException {
+	private OpenAiStandIn(boolean pause, int refusal, String... tokens) throws IOException {
 		this.server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
 		this.server.createContext("/", (exchange) -> {
+			if (refusal != 0) {
+				this.requests.add(new String(exchange.getRequestBody().readAllBytes(), StandardCharsets.UTF_8));
+				byte[] error = ("{\"error\":{\"message\":\"" + tokens[0] + "\",\"type\":\"requests\",\"code\":\"" + refusal + "\"}}")
+					.getBytes(StandardCharsets.UTF_8);
+				exchange.getResponseHeaders().set("Content-Type", "application/json");
+				exchange.sendResponseHeaders(refusal, error.length);
+				try (OutputStream out = exchange.getResponseBody()) {
+					out.write(error);
+				}
+				return;
+			}
 			if (pause) {
 				this.requests.add(new String(exchange.getRequestBody().readAllBytes(), StandardCharsets.UTF_8));
 				exchange.getResponseHeaders().set("Content-Type", "text/event-stream");
@@ -74,7 +86,12 @@ final class OpenAiStandIn implements AutoCloseable {
 	 * is closed, as a model that thinks long in the middle of its answer.
 	 */
 	static OpenAiStandIn pausing(String... tokens) throws IOException {
-		return new OpenAiStandIn(true, tokens);
+		return new OpenAiStandIn(true, 0, tokens);
+	}
+
+	/** A stand-in that refuses every request with {@code status} and OpenAI's error body holding {@code message}. */
+	static OpenAiStandIn refusing(int status, String message) throws IOException {
+		return new OpenAiStandIn(false, status, message);
 	}
 
 	private static String chunk(String delta, String finishReason) {
@@ -84,12 +101,18 @@ final class OpenAiStandIn implements AutoCloseable {
 
 	/** Spring AI's OpenAI model, configured to talk to this stand-in with model {@code gpt-4o-mini}. */
 	OpenAiChatModel model() {
+		return model(Duration.ofSeconds(60));
+	}
+
+	/** The same, with the client's timeout for a whole request (a streamed answer included). */
+	OpenAiChatModel model(Duration timeout) {
 		return OpenAiChatModel.builder()
 			.options(OpenAiChatOptions.builder()
 				.baseUrl("http://127.0.0.1:" + this.server.getAddress().getPort() + "/v1")
 				.apiKey("test-key")
 				.model("gpt-4o-mini")
 				.maxRetries(0)
+				.timeout(timeout)
 				.build())
 			.build();
 	}

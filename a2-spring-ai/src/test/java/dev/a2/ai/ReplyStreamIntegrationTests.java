@@ -416,4 +416,43 @@ class ReplyStreamIntegrationTests {
 		assertThat(types(session)).containsExactly("message.sent", AiEvents.REPLY_DELTA, AiEvents.REPLY_FAILED);
 	}
 
+	@Test
+	void aProvidersTimeoutEndsTheReplyWithReplyFailedSayingItTimedOut() throws Exception {
+		// OpenAI's client fails a stream that outlasts its timeout with "Stream failed", the timeout in its cause
+		try (OpenAiStandIn openAi = OpenAiStandIn.pausing("Once upon")) {
+			Assistant assistant = Assistant.builder(openAi.model(Duration.ofSeconds(1))).build();
+			ReplyStream replies = new ReplyStream(fastFlush());
+			A2Server server = this.support.server(Consumer.builder("chat", "assistant").types("message.sent").run((context) -> {
+				replies.converse(context, assistant);
+				return null;
+			}));
+			Session session = server.session("chat", "provider-timeout");
+			long replyTo = session.append(NewEvent.of("message.sent", new MessageSent("a long story"))).get(0).index();
+			await().atMost(Duration.ofSeconds(20)).until(() -> types(session).contains(AiEvents.REPLY_FAILED));
+
+			assertThat(ofType(session, AiEvents.REPLY_FAILED).get(0).payload(AiEvents.ReplyFailed.class).error())
+				.startsWith("OpenAIIoException: Stream failed (InterruptedIOException: timeout");
+			assertThat(storedReply(session, replyTo)).isEqualTo("Once upon");
+		}
+	}
+
+	@Test
+	void aProvidersRefusalEndsTheReplyWithReplyFailedNamingItWithoutTheFuturesWrapper() throws Exception {
+		try (OpenAiStandIn openAi = OpenAiStandIn.refusing(429, "Rate limit reached for requests")) {
+			Assistant assistant = Assistant.builder(openAi.model()).build();
+			ReplyStream replies = new ReplyStream(fastFlush());
+			A2Server server = this.support.server(Consumer.builder("chat", "assistant").types("message.sent").run((context) -> {
+				replies.converse(context, assistant);
+				return null;
+			}));
+			Session session = server.session("chat", "provider-429");
+			session.append(NewEvent.of("message.sent", new MessageSent("hi")));
+			await().atMost(Duration.ofSeconds(20)).until(() -> types(session).contains(AiEvents.REPLY_FAILED));
+
+			assertThat(ofType(session, AiEvents.REPLY_FAILED).get(0).payload(AiEvents.ReplyFailed.class).error())
+				.isEqualTo("RateLimitException: 429: Rate limit reached for requests");
+			assertThat(openAi.requests).hasSize(1);
+		}
+	}
+
 }
