@@ -491,15 +491,20 @@ public final class ReplyStream {
 		while ((shown instanceof CompletionException || shown instanceof ExecutionException) && shown.getCause() != null) {
 			shown = shown.getCause();
 		}
-		StringBuilder text = new StringBuilder(shown.getClass().getSimpleName()).append(": ").append(shown.getMessage());
+		StringBuilder text = new StringBuilder(named(shown));
 		String separator = " (";
 		int causes = 0;
 		for (Throwable cause = shown.getCause(); cause != null && cause != shown && causes < 3; cause = cause.getCause()) {
-			text.append(separator).append(cause.getClass().getSimpleName()).append(": ").append(cause.getMessage());
+			text.append(separator).append(named(cause));
 			separator = "; ";
 			causes++;
 		}
 		return (causes > 0) ? text.append(')').toString() : text.toString();
+	}
+
+	private static String named(Throwable failure) {
+		String name = failure.getClass().getSimpleName();
+		return (failure.getMessage() != null) ? name + ": " + failure.getMessage() : name;
 	}
 
 	/**
