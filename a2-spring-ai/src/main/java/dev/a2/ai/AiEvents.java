@@ -120,7 +120,7 @@ public final class AiEvents {
 
 	}
 
-	/** Tokens the model counted for one call; any may be unknown. */
+	/** Tokens the model counted, for every call of a run added up; any may be unknown. */
 	public record TokenUsage(@Nullable Integer promptTokens, @Nullable Integer completionTokens,
 			@Nullable Integer totalTokens) {
 	}

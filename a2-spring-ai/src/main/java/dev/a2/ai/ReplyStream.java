@@ -161,13 +161,17 @@ public final class ReplyStream {
 			messages.addAll(conversation.messages());
 			StringBuilder text = new StringBuilder();
 			ChatOptions options = options(assistant);
+			// every model call of the run is billed, those that asked for tools too: the reply's usage sums them
+			TokenUsage usage = null;
 			while (true) {
 				Prompt prompt = new Prompt(List.copyOf(messages), options);
 				// a model that throws rather than answer a failing stream (one that cannot stream at all:
 				// ChatModel's own stream() throws) fails the reply as a failed stream does, and is not run again
 				Step step = streamStep(context, Flux.defer(() -> assistant.model().stream(prompt)), writer);
 				text.append(step.text);
+				usage = plus(usage, step.usage);
 				if (step.ending != ReplyOutcome.Ending.COMPLETED || step.toolCalls.isEmpty()) {
+					step.usage = usage;
 					return end(context, writer, step, text.toString());
 				}
 				if (writer.step() + 1 >= this.settings.maxSteps()) {
@@ -370,6 +374,19 @@ public final class ReplyStream {
 		}
 		HistoryPage page = context.session().history(context.event().index() - 1, 1);
 		return !page.events().isEmpty() && page.events().get(0).index() == context.event().index();
+	}
+
+	/** Two counts of tokens added up; a count one of them lacks is the other's. */
+	private static @Nullable TokenUsage plus(@Nullable TokenUsage sum, @Nullable TokenUsage usage) {
+		if (sum == null || usage == null) {
+			return (sum != null) ? sum : usage;
+		}
+		return new TokenUsage(plus(sum.promptTokens(), usage.promptTokens()),
+				plus(sum.completionTokens(), usage.completionTokens()), plus(sum.totalTokens(), usage.totalTokens()));
+	}
+
+	private static @Nullable Integer plus(@Nullable Integer sum, @Nullable Integer count) {
+		return (sum == null || count == null) ? ((sum != null) ? sum : count) : Integer.valueOf(sum + count);
 	}
 
 	/** What one model call streamed. */

@@ -227,6 +227,25 @@ class ToolApprovalIntegrationTests {
 	}
 
 	/**
+	 * A reply's usage counts every model call of its run: the call that asked for a tool was billed
+	 * too (it once counted only the last call's tokens).
+	 */
+	@Test
+	void aRepliesUsageCountsTheModelCallThatAskedForAToolToo() {
+		ScriptedModel model = new ScriptedModel(Script.toolCall("call-1", "lookup", "{\"order\":42}"),
+				Script.answer(Duration.ZERO, "Paid ", "30 ", "EUR."));
+		A2Server server = this.support.server(assistant(model));
+		Session session = server.session("chat", "usage");
+		session.append(NewEvent.of("message.sent", new MessageSent("what did I pay?")));
+		await().atMost(Duration.ofSeconds(20)).until(() -> types(session).contains(AiEvents.REPLY_COMPLETED));
+
+		AiEvents.ReplyCompleted completed = ofType(session, AiEvents.REPLY_COMPLETED).get(0).payload(AiEvents.ReplyCompleted.class);
+		// the scripted model counts 7 prompt tokens a call, and a token a word
+		assertThat(completed.usage()).isEqualTo(new AiEvents.TokenUsage(14, 3, 17));
+		assertThat(model.calls()).isEqualTo(2);
+	}
+
+	/**
 	 * The user goes on talking while a call waits for approval. Once approved, the call's answer follows
 	 * the assistant message that made the call, as providers (OpenAI, Anthropic) require, not the
 	 * messages said meanwhile.
