@@ -28,6 +28,19 @@ class ReplyStopIntegrationTests {
 
 	private final AiTestSupport support = new AiTestSupport("stop");
 
+	/** The assistant as docs/ai-replies.md wires it: one run at a time per session, aborted by a Stop. */
+	private static Consumer stoppable(Assistant assistant) {
+		ReplyStream replies = new ReplyStream(ReplySettings.DEFAULTS);
+		return Consumer.builder("chat", "assistant")
+			.types("message.sent")
+			.lane(Lane.keyed((input) -> input.session()))
+			.abortOn("stop.requested")
+			.run((context) -> {
+				replies.converse(context, assistant);
+				return null;
+			});
+	}
+
 	@AfterEach
 	void close() {
 		this.support.close();
@@ -57,16 +70,7 @@ class ReplyStopIntegrationTests {
 
 		};
 		ScriptedModel model = new ScriptedModel(Script.toolCall("call-1", "slow", "{}"), Script.answer(Duration.ZERO, "never"));
-		ReplyStream replies = new ReplyStream(ReplySettings.DEFAULTS);
-		Assistant assistant = Assistant.builder(model).tools(slow).build();
-		A2Server server = this.support.server(Consumer.builder("chat", "assistant")
-			.types("message.sent")
-			.lane(Lane.keyed((input) -> input.session()))
-			.abortOn("stop.requested")
-			.run((context) -> {
-				replies.converse(context, assistant);
-				return null;
-			}));
+		A2Server server = this.support.server(stoppable(Assistant.builder(model).tools(slow).build()));
 		Session session = server.session("chat", "stop-tool");
 		session.append(NewEvent.of("message.sent", new MessageSent("go")));
 		await().atMost(Duration.ofSeconds(20)).until(() -> toolStarted.getCount() == 0);
@@ -110,16 +114,7 @@ class ReplyStopIntegrationTests {
 	void aStopWhileAProvidersModelPausesIsStoredAndEndsTheReplyWithoutWaitingForTheProvider() throws Exception {
 		// OpenAI's client closes a stream only once its read returns: when the next chunk comes, or its timeout (60 s) passes
 		try (OpenAiStandIn openAi = OpenAiStandIn.pausing("Let me think")) {
-			ReplyStream replies = new ReplyStream(ReplySettings.DEFAULTS);
-			Assistant assistant = Assistant.builder(openAi.model()).build();
-			A2Server server = this.support.server(Consumer.builder("chat", "assistant")
-				.types("message.sent")
-				.lane(Lane.keyed((input) -> input.session()))
-				.abortOn("stop.requested")
-				.run((context) -> {
-					replies.converse(context, assistant);
-					return null;
-				}));
+			A2Server server = this.support.server(stoppable(Assistant.builder(openAi.model()).build()));
 			Session session = server.session("chat", "stop-pausing");
 			long replyTo = session.append(NewEvent.of("message.sent", new MessageSent("think hard"))).get(0).index();
 			// the first chunk is stored at once: the provider's client has read it and waits for the next
