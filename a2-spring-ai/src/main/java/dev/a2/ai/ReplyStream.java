@@ -175,7 +175,7 @@ public final class ReplyStream {
 					return end(context, writer, step, text.toString());
 				}
 				if (writer.step() + 1 >= this.settings.maxSteps()) {
-					writer.failed("the model asked for tools " + this.settings.maxSteps() + " times in one run; a2.ai max steps reached");
+					failed(context, writer, "the model asked for tools " + this.settings.maxSteps() + " times in one run; a2.ai max steps reached");
 					return new ReplyOutcome(ReplyOutcome.Ending.FAILED, text.toString());
 				}
 				List<AiEvents.ToolCall> calls = step.toolCalls.stream()
@@ -350,7 +350,7 @@ public final class ReplyStream {
 	private ReplyOutcome end(ConsumerContext context, ReplyWriter writer, Step step, String text) {
 		switch (step.ending) {
 			case COMPLETED -> writer.completed(step.finishReason, step.usage);
-			case FAILED -> writer.failed(String.valueOf(step.error));
+			case FAILED -> failed(context, writer, String.valueOf(step.error));
 			case STOPPED -> {
 				A2Exception reason = Objects.requireNonNull(context.signal().reason());
 				if (!stopsTheReply(context, reason)) {
@@ -361,6 +361,17 @@ public final class ReplyStream {
 			default -> throw new IllegalStateException("a step cannot end with " + step.ending);
 		}
 		return new ReplyOutcome(step.ending, text);
+	}
+
+	/**
+	 * Ends the reply with {@code reply.failed}, and says so in the log on one line: the session's log
+	 * tells the user, and an operator sees the provider's failures (a 429, a timeout) without reading
+	 * sessions.
+	 */
+	private static void failed(ConsumerContext context, ReplyWriter writer, String error) {
+		logger.warn("The reply to event " + writer.replyTo() + " of session '" + context.session().id() + "' (attempt "
+				+ context.attempt() + ") failed: " + error);
+		writer.failed(error);
 	}
 
 	/**

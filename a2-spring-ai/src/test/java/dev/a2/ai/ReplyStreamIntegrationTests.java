@@ -16,6 +16,7 @@ import java.util.stream.IntStream;
 import dev.a2.A2Server;
 import dev.a2.Consumer;
 import dev.a2.Event;
+import dev.a2.LogCapture;
 import dev.a2.NewEvent;
 import dev.a2.PresenceValue;
 import dev.a2.Session;
@@ -446,8 +447,13 @@ class ReplyStreamIntegrationTests {
 				return null;
 			}));
 			Session session = server.session("chat", "provider-429");
-			session.append(NewEvent.of("message.sent", new MessageSent("hi")));
-			await().atMost(Duration.ofSeconds(20)).until(() -> types(session).contains(AiEvents.REPLY_FAILED));
+			try (LogCapture log = new LogCapture()) {
+				long replyTo = session.append(NewEvent.of("message.sent", new MessageSent("hi"))).get(0).index();
+				await().atMost(Duration.ofSeconds(20)).until(() -> types(session).contains(AiEvents.REPLY_FAILED));
+				// an operator sees the provider's failure in the log, on one line, without reading sessions
+				assertThat(log.lines("The reply to event " + replyTo + " of session 'provider-429' (attempt 1) failed: "
+						+ "RateLimitException: 429: Rate limit reached for requests")).hasSize(1);
+			}
 
 			assertThat(ofType(session, AiEvents.REPLY_FAILED).get(0).payload(AiEvents.ReplyFailed.class).error())
 				.isEqualTo("RateLimitException: 429: Rate limit reached for requests");
