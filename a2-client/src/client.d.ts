@@ -238,3 +238,83 @@ export function createClient<Cs extends Contracts = Contracts>(options?: ClientO
 
 /** A random UUID (v4), also where crypto.randomUUID is missing. */
 export function newId(): string;
+
+/** A tool the model asked for in a reply (`tool.call`), with what it answered once it ran (`tool.result`). */
+export interface ReplyToolCall {
+  callId: string;
+  name: string;
+  /** The arguments as the model wrote them (JSON). */
+  arguments: string;
+  /** The model call of the run that asked for it. */
+  step: number;
+  result?: string;
+  /** Whether the result says a person rejected the call. */
+  rejected?: boolean;
+}
+
+/** A call that waits for a person (`tool.approval.requested`): push `tool.approved` or `tool.rejected` naming its callId. */
+export interface ReplyApproval extends ReplyToolCall {
+  /** What a person answered, from the moment the page pushed it (pending) on. */
+  decision?: "approved" | "rejected";
+  /** The rejection's reason. */
+  reason?: string;
+}
+
+/** A reply's token usage, every model call of its run added up; any count may be unknown. */
+export interface ReplyUsage {
+  promptTokens: number | null;
+  completionTokens: number | null;
+  totalTokens: number | null;
+}
+
+/** An AI reply (a2-spring-ai) as its events draw it: only its latest attempt counts. */
+export interface Reply {
+  /** The index of the event the run answers: the reply's key. */
+  replyTo: number;
+  /** The run's attempt whose reply this is: a newer one (a takeover) replaced the text of the ones before. */
+  attempt: number;
+  /** The reply's text, every model call of the run together. */
+  text: string;
+  /**
+   * thinking: begun, the model not streaming (a new attempt starts, tools run); streaming; then how it ended:
+   * completed, stopped (a Stop), failed, or waiting (a tool waits for a person: see approvals).
+   */
+  status: "thinking" | "streaming" | "completed" | "stopped" | "failed" | "waiting";
+  /** For the reply to a tool.approved or tool.rejected event: the replyTo of the reply whose call it answered. */
+  continues?: number;
+  /** When completed: as Spring AI names it (STOP, LENGTH…), null when the model told none. */
+  finishReason?: string | null;
+  usage?: ReplyUsage | null;
+  /** When stopped: what stopped it. */
+  reason?: string | null;
+  /** When failed: the failure and its causes. */
+  error?: string | null;
+  toolCalls: ReadonlyArray<ReplyToolCall>;
+  approvals: ReadonlyArray<ReplyApproval>;
+}
+
+/** What the reply helpers read of an event: a view's events, stored or pending, are such. */
+export interface ReplyInput {
+  type: string;
+  payload: unknown;
+  index?: number | null;
+}
+
+/**
+ * The AI replies a view's events draw, by replyTo in the order they began: `replies(room.view.events)`. The
+ * same Map for the same array; a new array that begins with an earlier one's events is folded from where that
+ * one stood, so it may be called on every render. Do not change the Map.
+ */
+export function replies(events: ReadonlyArray<ReplyInput>): ReadonlyMap<number, Reply>;
+
+/** Folds events one at a time, for a page that draws each as it comes. */
+export interface ReplyFold {
+  /** Every reply so far, by replyTo. */
+  readonly replies: ReadonlyMap<number, Reply>;
+  /** Answers the reply the event changed (a new object), or null when it changed none. */
+  apply(event: ReplyInput): Reply | null;
+  /** Forgets every reply (the session was cleared). */
+  clear(): void;
+}
+
+export function createReplies(): ReplyFold;

@@ -1382,3 +1382,224 @@ function statusOf(code) {
     CONFLICT: 409, CONSUMER_DEAD_LETTERED: 409, PAYLOAD_TOO_LARGE: 413, UNAUTHORIZED: 401, FORBIDDEN: 403,
     STORE_UNAVAILABLE: 503, INTERNAL: 500 }[code] ?? 0;
 }
+
+// ---------------------------------------------------------------------------------------------
+// AI replies (a2-spring-ai, docs/ai-replies.md): a reply is drawn from its events by rules a page easily
+// gets wrong. Appending every reply.delta shows, after a takeover, a reply spliced from two attempts.
+
+/**
+ * Folds the events of AI replies, one at a time, into the replies they draw: `apply(event)` answers the
+ * reply it changed (a new object; replies are never changed in place), or null; `replies` is the Map from
+ * `replyTo` to reply. For a page that draws each event as it comes (`on("event", …)`); `replies(events)`
+ * folds a whole view at once.
+ */
+export function createReplies() {
+  let fold = replyFold(emptyFold());
+  return {
+    get replies() {
+      return fold.state.shown;
+    },
+    apply: (event) => fold.apply(event),
+    /** Forgets every reply (the session was cleared). */
+    clear() {
+      fold = replyFold(emptyFold());
+    },
+  };
+}
+
+function emptyFold() {
+  return {
+    shown: new Map(),      // replyTo -> the reply
+    attempts: new Map(),   // replyTo -> the latest attempt seen, also of runs drawn as no reply (see tool.result)
+    calls: new Map(),      // callId -> the replyTo of the reply whose model asked for it
+    decisions: new Map(),  // callId -> the tool.approved or tool.rejected event that answered it
+    answering: new Map(),  // index of a tool.approved or tool.rejected event -> the callId it answers
+  };
+}
+
+/** A copy of a fold's state, to go on from where it stands while the Map it answered stays as it was. */
+function copyFold(state) {
+  return Object.fromEntries(Object.entries(state).map(([name, map]) => [name, new Map(map)]));
+}
+
+function replyFold(state) {
+  const { shown, attempts, calls, decisions, answering } = state;
+
+  function put(reply) {
+    reply.toolCalls = Object.freeze(reply.toolCalls.map((c) => Object.freeze(c)));
+    reply.approvals = Object.freeze(reply.approvals.map((a) => Object.freeze(a)));
+    const frozen = Object.freeze(reply);
+    shown.set(reply.replyTo, frozen);
+    return frozen;
+  }
+
+  /** The reply of `p.replyTo` as attempt `p.attempt` sees it, or null when that attempt is an older one. */
+  function current(p) {
+    const latest = attempts.get(p.replyTo) ?? 0;
+    if (p.attempt < latest) return null;   // a stalled attempt that woke up after another took over
+    attempts.set(p.replyTo, p.attempt);
+    const reply = shown.get(p.replyTo);
+    if (!reply) {
+      const callId = answering.get(p.replyTo);
+      const continues = callId !== undefined ? calls.get(callId) : undefined;
+      return { replyTo: p.replyTo, attempt: p.attempt, text: "", status: "thinking", toolCalls: [], approvals: [],
+        ...(continues !== undefined ? { continues } : {}) };
+    }
+    if (p.attempt === reply.attempt) return { ...reply };
+    // a newer attempt without reply.restarted (a log written before it had one) takes the reply over as it is
+    const { error, reason, finishReason, usage, ...rest } = reply;
+    return { ...rest, attempt: p.attempt, status: "thinking" };
+  }
+
+  function ended(reply) {
+    return reply.status !== "thinking" && reply.status !== "streaming";
+  }
+
+  /** The calls (or approvals) with call `callId`'s changed. */
+  function answered(list, callId, change) {
+    return list.map((c) => (c.callId === callId ? { ...c, ...change } : c));
+  }
+
+  function decisionOf(event) {
+    return event.type === "tool.approved" ? { decision: "approved" }
+      : { decision: "rejected", ...(event.payload.reason != null ? { reason: event.payload.reason } : {}) };
+  }
+
+  function apply(event) {
+    const p = event && event.payload;
+    if (!p || typeof p !== "object") return null;
+    switch (event.type) {
+      case "reply.restarted": {
+        const latest = attempts.get(p.replyTo) ?? 0;
+        if (p.attempt < latest || (p.attempt === latest && shown.has(p.replyTo))) return null;   // not a newer attempt
+        attempts.set(p.replyTo, p.attempt);
+        const before = shown.get(p.replyTo);
+        for (const call of before ? before.toolCalls : []) calls.delete(call.callId);
+        const callId = answering.get(p.replyTo);
+        const continues = before ? before.continues : callId !== undefined ? calls.get(callId) : undefined;
+        // the reply is this text from here on, not the earlier attempt's (empty unless the attempt continues it)
+        return put({ replyTo: p.replyTo, attempt: p.attempt, text: p.text ?? "", status: "thinking", toolCalls: [],
+          approvals: [], ...(continues !== undefined ? { continues } : {}) });
+      }
+      case "reply.delta": {
+        const reply = current(p);
+        if (!reply || ended(reply)) return null;   // text after the attempt's end is no part of the reply
+        reply.text += p.text ?? "";
+        reply.status = "streaming";
+        return put(reply);
+      }
+      case "reply.completed":
+      case "reply.stopped":
+      case "reply.failed": {
+        const reply = current(p);
+        if (!reply || ended(reply)) return null;   // one end: a second one of the same attempt changes nothing
+        if (event.type === "reply.completed") {
+          reply.status = "completed";
+          reply.finishReason = p.finishReason ?? null;
+          reply.usage = p.usage ?? null;
+        } else if (event.type === "reply.stopped") {
+          reply.status = "stopped";
+          reply.reason = p.reason ?? null;
+        } else {
+          reply.status = "failed";
+          reply.error = p.error ?? null;
+        }
+        return put(reply);
+      }
+      case "tool.call": {
+        const reply = current(p);
+        if (!reply || ended(reply)) return null;
+        calls.set(p.callId, p.replyTo);
+        reply.toolCalls = reply.toolCalls.concat({ callId: p.callId, name: p.name, arguments: p.arguments, step: p.step });
+        reply.status = "thinking";   // its tools run, then the model is asked again
+        return put(reply);
+      }
+      case "tool.approval.requested": {
+        const reply = current(p);
+        // the run's end: several calls of one answer may wait, an event each
+        if (!reply || (ended(reply) && reply.status !== "waiting")) return null;
+        calls.set(p.callId, p.replyTo);
+        const decided = decisions.get(p.callId);
+        reply.approvals = reply.approvals.concat({ callId: p.callId, name: p.name, arguments: p.arguments, step: p.step,
+          ...(decided ? decisionOf(decided) : {}) });
+        reply.status = "waiting";
+        return put(reply);
+      }
+      case "tool.result": {
+        const answer = { result: p.result, rejected: p.rejected === true };
+        if (calls.get(p.callId) === p.replyTo) {   // a call of the same reply
+          const reply = current(p);
+          if (!reply || ended(reply)) return null;
+          reply.toolCalls = answered(reply.toolCalls, p.callId, answer);
+          reply.approvals = answered(reply.approvals, p.callId, answer);
+          reply.status = "thinking";   // the model is asked again with the result
+          return put(reply);
+        }
+        // the run of a person's answer ran a call an earlier reply asked for: the result is that call's, and
+        // the run is a reply only once it writes one (it writes none while other calls of that answer wait)
+        if (p.attempt < (attempts.get(p.replyTo) ?? 0)) return null;
+        attempts.set(p.replyTo, p.attempt);
+        const replyTo = calls.get(p.callId);
+        const reply = replyTo !== undefined ? shown.get(replyTo) : undefined;
+        if (!reply) return null;
+        return put({ ...reply, toolCalls: answered(reply.toolCalls, p.callId, answer),
+          approvals: answered(reply.approvals, p.callId, answer) });
+      }
+      case "tool.approved":
+      case "tool.rejected": {
+        if (typeof p.callId !== "string") return null;
+        decisions.set(p.callId, event);
+        if (event.index != null) answering.set(event.index, p.callId);
+        const replyTo = calls.get(p.callId);
+        const reply = replyTo !== undefined ? shown.get(replyTo) : undefined;
+        if (!reply || !reply.approvals.some((a) => a.callId === p.callId)) return null;
+        return put({ ...reply, approvals: answered(reply.approvals, p.callId, decisionOf(event)) });
+      }
+      default:
+        return null;
+    }
+  }
+
+  return { state, apply };
+}
+
+/**
+ * The folds `replies` made lately, to go on from: a view's events are a new array on every change, which
+ * begins with the events of the one before (until a clear). Their pending events, at the end, are folded
+ * anew each time (a push the server refuses is withdrawn).
+ */
+const recentFolds = [];
+const folded = new WeakMap();
+
+/**
+ * The AI replies a view's events draw, by `replyTo` in the order they began: `replies(room.view.events)`.
+ * Pure: the same Map for the same array, and a new one (in which only the replies that changed are new
+ * objects) for a new array; it folds only what a view added since the array it was given before, so a page
+ * may call it on every render. Do not change the Map.
+ */
+export function replies(events) {
+  const answered = folded.get(events);
+  if (answered) return answered;
+  let stored = events.length;
+  while (stored > 0 && events[stored - 1].index == null) stored--;
+  const base = recentFolds.find((f) => f.stored <= stored && startsWith(events, f.events, f.stored));
+  let fold = replyFold(base ? copyFold(base.state) : emptyFold());
+  for (let i = base ? base.stored : 0; i < stored; i++) fold.apply(events[i]);
+  if (!base || base.stored < stored) {
+    recentFolds.unshift({ events, stored, state: fold.state });
+    if (recentFolds.length > 4) recentFolds.pop();
+  }
+  if (stored < events.length) {
+    fold = replyFold(copyFold(fold.state));
+    for (let i = stored; i < events.length; i++) fold.apply(events[i]);
+  }
+  folded.set(events, fold.state.shown);
+  return fold.state.shown;
+}
+
+/** Whether `events` begins with the first `count` events of `earlier`, the same objects. */
+function startsWith(events, earlier, count) {
+  if (events === earlier) return true;
+  for (let i = count - 1; i >= 0; i--) if (events[i] !== earlier[i]) return false;
+  return true;
+}

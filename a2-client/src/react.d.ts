@@ -1,4 +1,4 @@
-import type { ContractShape, Session, SessionView } from "./client.js";
+import type { ContractShape, Reply, Session, SessionView } from "./client.js";
 
 /** The part of React the bindings use (React 18 or later). */
 export interface ReactLike {
@@ -15,6 +15,8 @@ export interface A2Hooks {
    */
   usePresence<C extends ContractShape>(session: Session<C, any>, mine?: Parameters<Session<C, any>["setPresence"]>[0]):
     SessionView<C, any>["presence"];
+  /** The AI replies the session's events draw (`replies(view.events)`); the component re-renders when they change. */
+  useReplies(session: Session<any, any>): ReadonlyMap<number, Reply>;
 }
 
 export function bindReact(React: ReactLike): A2Hooks;

@@ -1,5 +1,6 @@
 // React bindings of A2's client on useSyncExternalStore: no JSX, no build step, and React is not a
 // dependency: pass the page's React (`bindReact(React)`), however the page loaded it.
+import { replies } from "./client.js";
 
 /**
  * The fields of each session that a `usePresence` cleanup removes, and the values it wrote (as JSON): removed
@@ -12,7 +13,8 @@ const leaving = new WeakMap();
 /**
  * The hooks bound to a React: `useSession(session)` answers the session's view (events, presence,
  * state, status, error) and re-renders on every change; `usePresence(session, mine?)` answers the
- * participants and, with `mine`, writes those fields (kept alive) while the component is mounted.
+ * participants and, with `mine`, writes those fields (kept alive) while the component is mounted;
+ * `useReplies(session)` answers the AI replies its events draw (`replies(view.events)`).
  */
 export function bindReact(React) {
   if (!React || typeof React.useSyncExternalStore !== "function") {
@@ -57,5 +59,11 @@ export function bindReact(React) {
     return presence;
   }
 
-  return { useSession, usePresence };
+  /** The replies, re-rendering when the events change: `replies` answers the same Map while they do not. */
+  function useReplies(session) {
+    const snapshot = () => replies(session.getSnapshot().events);
+    return React.useSyncExternalStore(session.subscribe, snapshot, snapshot);
+  }
+
+  return { useSession, usePresence, useReplies };
 }

@@ -49,6 +49,19 @@ test("usePresence writes the component's fields while mounted and removes them w
   await until(watcher, (v) => !v.presence.carol);
 });
 
+test("useReplies answers the replies the session's events draw, the same Map until they change", { skip: NO_SERVER }, async (t) => {
+  const { React, renders } = fakeReact();   // throws, as React does, when two reads of an unchanged store differ
+  const { useReplies } = bindReact(React);
+  const room = client(t).session("chat", sessionId("react-replies"));
+  assert.equal(useReplies(room).size, 0);
+  const [{ index }] = await room.push([message("@assistant hello", "ann")]);
+  await until(room, (v) => v.events.some((e) => e.type === "reply.completed"), "the reply to end");
+  const last = renders[renders.length - 1];
+  assert.equal(last.get(index).status, "completed");
+  assert.ok(last.get(index).text.startsWith("Hello ann."), last.get(index).text);
+  assert.ok(renders.some((drawn) => drawn.get(index)?.status === "streaming"), "rendered the reply as it streamed");
+});
+
 test("bindReact refuses a React without useSyncExternalStore", () => {
   assert.throws(() => bindReact({}), /React 18/);
 });

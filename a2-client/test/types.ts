@@ -1,6 +1,6 @@
 // The declarations as an editor reads them: compiles with tsc --strict, and each @ts-expect-error is
 // an error the types must catch (npm run check-types; TypeScript is not a dependency).
-import { createClient, A2Error, type StoredEvent } from "../src/client.js";
+import { createClient, createReplies, replies, A2Error, type Reply, type StoredEvent } from "../src/client.js";
 import { bindReact } from "../src/react.js";
 type Chat = {
   events: { "message.sent": { text: string; author: string; thread: string }; "reply.delta": { replyTo: number; text: string } };
@@ -26,7 +26,7 @@ room.on("status", (s, e) => { if (e) { const code: string = e.code; void code; }
 const err = new A2Error("FORBIDDEN", "no", { status: 403 });
 void err.retryable; void n;
 declare const React: any;
-const { useSession, usePresence } = bindReact(React);
+const { useSession, usePresence, useReplies } = bindReact(React);
 const v = useSession(room); const len: number = v.events.length; void len;
 const p = usePresence(room, { online: true }); void p.ann?.online?.value;
 const x: StoredEvent<Chat["events"]> | null = null; void x;
@@ -43,3 +43,14 @@ const typed = createClient<{ chat: ChatContract }>().session("chat", "x");
 typed.on("event", (e) => { const t: string = e.payload.text; void t; });
 typed.setPresence({ typing: true });
 void usePresence(typed, { typing: true }).ann?.typing?.value;
+// AI replies, drawn from a view's events
+const reply: Reply | undefined = replies(room.view.events).get(1);
+if (reply) {
+  const text: string = reply.text; void text;
+  // @ts-expect-error a status replies have not
+  if (reply.status === "done") void 0;
+  const result: string | undefined = reply.approvals[0]?.result; void result;
+}
+const fold = createReplies();
+room.on("event", (e) => { const changed: Reply | null = fold.apply(e); void changed; });
+const hooked: ReadonlyMap<number, Reply> = useReplies(room); void hooked;

@@ -2,7 +2,7 @@
 // the room's view live and resumed, sends pushes through its outbox (stored once whatever the
 // network does) and keeps presence alive. What is here is the tour's own: drawing the room.
 // Everything it draws is text, never markup: messages come from users.
-import { createClient } from "/a2/client.js";
+import { createClient, createReplies } from "/a2/client.js";
 
 const params = new URLSearchParams(location.search);
 const room = params.get("room") || "lobby";
@@ -55,114 +55,62 @@ function showMessage(event) {
 }
 
 // --- the assistant's answers (a2-spring-ai: reply.*, tool.*): everything about drawing replies is here --
-// A reply is keyed by replyTo (the index of the event its run answers). Each event names the attempt
-// of the run that wrote it: reply.restarted drops the partial text of the attempt it replaces, and
-// text of an older attempt (a stalled instance waking up) is not the reply any more.
+// The client's createReplies() folds the reply events as docs/ai-replies.md says a page must: by replyTo,
+// only the latest attempt's text (reply.restarted replaces it), an older attempt's late events ignored. The
+// page draws each reply it answers changed.
+const answers = createReplies();
 const replies = new Map();         // replyTo index -> the reply's element
-const replyThreads = new Map();    // index of an event a run answers -> the thread of its reply
-const callThreads = new Map();     // tool call id -> the thread it was asked in
+const replyThreads = new Map();    // index of a message -> its thread, where the reply to it belongs
+const CLASSES = { thinking: "streaming", streaming: "streaming", completed: "done", stopped: "stopped", failed: "failed",
+  waiting: "waiting" };
 
-function replyItem(replyTo) {
-  let li = replies.get(replyTo);
+function drawReply(reply) {
+  let li = replies.get(reply.replyTo);
   if (!li) {
-    const thread = replyThreads.get(replyTo) || "";
-    li = item("reply streaming", "assistant → " + thread, "");
-    li.dataset.replyTo = replyTo;
+    // the reply to an approval continues the reply that asked for the tool, in its thread
+    const asked = reply.continues !== undefined ? replies.get(reply.continues) : null;
+    const thread = asked ? asked.dataset.thread : replyThreads.get(reply.replyTo) || "";
+    li = item("reply", "assistant → " + thread, "");
+    li.dataset.replyTo = reply.replyTo;
     li.dataset.thread = thread;
-    li.dataset.attempt = "0";
-    replies.set(replyTo, li);
+    replies.set(reply.replyTo, li);
     show(li);
   }
-  return li;
+  const going = reply.status === "thinking" || reply.status === "streaming";
+  li.className = "reply " + CLASSES[reply.status] + (reply.attempt > 1 ? " restarted" : "");
+  li.querySelector(".text").textContent = reply.text;
+  li.querySelector(".state").textContent = reply.status === "failed" ? "failed: " + reply.error
+    : reply.status === "waiting" ? "waiting for approval"
+    : going && reply.attempt > 1 ? "restarted (attempt " + reply.attempt + ")" : "";
+  for (const approval of reply.approvals) drawApproval(approval, li.dataset.thread);
 }
 
-// whether the event is of the attempt the reply shows (taking a newer attempt as the current one)
-function current(li, attempt) {
-  if (attempt < Number(li.dataset.attempt)) return false;
-  li.dataset.attempt = attempt;
-  return true;
-}
-
-function endReply(li, state, note) {
-  li.classList.remove("streaming");
-  li.classList.add(state);
-  li.querySelector(".state").textContent = note || "";
-}
-
-function approvalItem(p, thread) {
-  const li = item("approval", "assistant → " + thread, "wants to run " + p.name + " " + p.arguments);
-  li.id = "approval-" + p.callId;
-  const decide = (type, payload) => () => chat.push([{ type, payload }]).catch(() => {});   // a failure is drawn by "failed"
-  const approve = document.createElement("button");
-  approve.textContent = "Approve";
-  approve.className = "approve";
-  approve.onclick = decide("tool.approved", { callId: p.callId });
-  const reject = document.createElement("button");
-  reject.textContent = "Reject";
-  reject.className = "reject";
-  reject.onclick = decide("tool.rejected", { callId: p.callId, reason: "rejected on the page" });
-  li.querySelector(".state").append(approve, reject);
-  return li;
+function drawApproval(approval, thread) {
+  let li = $("approval-" + approval.callId);
+  if (!li) {
+    li = item("approval", "assistant → " + thread, "wants to run " + approval.name + " " + approval.arguments);
+    li.id = "approval-" + approval.callId;
+    const decide = (type, payload) => () => chat.push([{ type, payload }]).catch(() => {});   // a failure is drawn by "failed"
+    const approve = document.createElement("button");
+    approve.textContent = "Approve";
+    approve.className = "approve";
+    approve.onclick = decide("tool.approved", { callId: approval.callId });
+    const reject = document.createElement("button");
+    reject.textContent = "Reject";
+    reject.className = "reject";
+    reject.onclick = decide("tool.rejected", { callId: approval.callId, reason: "rejected on the page" });
+    li.querySelector(".state").append(approve, reject);
+    show(li);
+  }
+  if (approval.result !== undefined) {
+    li.classList.add(approval.rejected ? "rejected" : "approved");
+    li.querySelector(".state").textContent = approval.rejected ? "rejected" : "approved: " + approval.result;
+  }
 }
 
 function renderAssistant(event) {
-  const p = event.payload;
-  switch (event.type) {
-    case "reply.delta": {
-      const li = replyItem(p.replyTo);
-      if (current(li, p.attempt)) li.querySelector(".text").textContent += p.text;
-      break;
-    }
-    case "reply.restarted": {
-      const li = replyItem(p.replyTo);
-      if (!current(li, p.attempt)) break;
-      li.querySelector(".text").textContent = p.text || "";   // the text it continues from, if any
-      li.className = "reply streaming restarted";
-      li.querySelector(".state").textContent = "restarted (attempt " + p.attempt + ")";
-      break;
-    }
-    case "reply.completed": {
-      const li = replyItem(p.replyTo);
-      if (current(li, p.attempt)) endReply(li, "done");
-      break;
-    }
-    case "reply.stopped": {
-      const li = replyItem(p.replyTo);
-      if (current(li, p.attempt)) endReply(li, "stopped");
-      break;
-    }
-    case "reply.failed": {
-      const li = replyItem(p.replyTo);
-      if (current(li, p.attempt)) endReply(li, "failed", "failed: " + p.error);
-      break;
-    }
-    case "tool.approval.requested": {
-      const thread = replyThreads.get(p.replyTo) || "";
-      callThreads.set(p.callId, thread);
-      const li = replies.get(p.replyTo);
-      if (li && current(li, p.attempt)) endReply(li, "waiting", "waiting for approval");
-      if (!$("approval-" + p.callId)) show(approvalItem(p, thread));
-      break;
-    }
-    case "tool.approved":
-    case "tool.rejected":
-      // the run of this event continues the conversation: its reply belongs to the call's thread
-      replyThreads.set(event.index, callThreads.get(p.callId) || "");
-      break;
-    case "tool.result": {
-      const li = $("approval-" + p.callId);
-      if (li) {
-        li.classList.add(p.rejected ? "rejected" : "approved");
-        li.querySelector(".state").textContent = p.rejected ? "rejected" : "approved: " + p.result;
-      }
-      break;
-    }
-    case "stop.requested":
-      for (const li of replies.values()) {
-        if (li.dataset.thread === p.thread && li.classList.contains("streaming")) endReply(li, "stopped");
-      }
-      break;
-  }
+  const reply = answers.apply(event);
+  if (reply) drawReply(reply);
   const mine = [...replies.values()].some((li) => li.dataset.thread === me && li.classList.contains("streaming"));
   $("stop").hidden = !mine;
 }
@@ -222,6 +170,7 @@ chat.on("cleared", (index) => {
   $("messages").replaceChildren();
   messages.clear();
   replies.clear();
+  answers.clear();
   $("stop").hidden = true;
   const li = document.createElement("li");
   li.className = "notice";
