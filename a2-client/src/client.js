@@ -949,6 +949,9 @@ class Session {
     }
     if (onRefused) {
       return this.writePresence(values, signal, keepalive).catch((e) => {
+        // a refusal is the view's error event on either transport (over the socket it comes as one): a page, or
+        // usePresence, that does not await the write still hears it
+        if (e instanceof A2Error && !e.retryable) this.emit("error", e);
         onRefused(e);
         throw e;
       });
