@@ -22,7 +22,8 @@ export interface ContractShape {
 export type Contracts = Record<string, ContractShape>;
 
 type PresenceOf<C extends ContractShape> = C["presence"] extends object ? C["presence"] : Record<string, unknown>;
-type StateOf<C extends ContractShape> = C["state"] extends object ? C["state"] : Record<string, unknown>;
+/** The states of a contract's reducers, by reducer. */
+export type StateOf<C extends ContractShape> = C["state"] extends object ? C["state"] : Record<string, unknown>;
 
 /** The consumer run that wrote an event: its consumer, lane, the index of the event it answers, the attempt. */
 export interface Cause {

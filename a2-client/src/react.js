@@ -10,25 +10,52 @@ import { replies } from "./client.js";
  */
 const leaving = new WeakMap();
 
+/** The store of no session (a view not open yet): nothing to subscribe to, nothing to read. */
+const noStore = () => () => {};
+const nothing = () => null;
+
 /**
- * The hooks bound to a React: `useSession(session)` answers the session's view (events, presence,
- * state, status, error) and re-renders on every change; `usePresence(session, mine?)` answers the
+ * The hooks bound to a React: `useView(client, contract, id, options?)` opens a view for the component
+ * while it is mounted; `useSession(session)` answers the session's view (events, presence, state,
+ * status, error) and re-renders on every change; `usePresence(session, mine?)` answers the
  * participants and, with `mine`, writes those fields (kept alive) while the component is mounted;
- * `useReplies(session)` answers the AI replies its events draw (`replies(view.events)`).
+ * `useReplies(session)` answers the AI replies its events draw (`replies(view.events)`). All but
+ * `useView` take null (a view not open yet) and answer null.
  */
 export function bindReact(React) {
   if (!React || typeof React.useSyncExternalStore !== "function") {
     throw new TypeError("bindReact needs React 18 or later (useSyncExternalStore)");
   }
 
+  /**
+   * A view the component opens for itself: opened in an effect and closed in its cleanup, never in render
+   * (StrictMode and a hot update run effects twice: a view opened in render or useMemo is closed by the
+   * first cleanup, and another is left open). Null until it is open, and again while a change of its
+   * arguments opens the next; the other hooks take null. `options` are compared by value (JSON).
+   */
+  function useView(client, contract, id, options) {
+    const key = JSON.stringify(options ?? {});
+    const [session, setSession] = React.useState(null);
+    React.useEffect(() => {
+      const opened = client.session(contract, id, JSON.parse(key));
+      setSession(opened);
+      return () => {
+        opened.close();
+        setSession((current) => (current === opened ? null : current));
+      };
+    }, [client, contract, id, key]);
+    return session;
+  }
+
   function useSession(session) {
-    return React.useSyncExternalStore(session.subscribe, session.getSnapshot, session.getSnapshot);
+    return React.useSyncExternalStore(session ? session.subscribe : noStore, session ? session.getSnapshot : nothing,
+      session ? session.getSnapshot : nothing);
   }
 
   function usePresence(session, mine) {
-    const presence = React.useSyncExternalStore(session.subscribe, () => session.getSnapshot().presence,
-      () => session.getSnapshot().presence);
-    const key = mine ? JSON.stringify(mine) : null;
+    const read = () => (session ? session.getSnapshot().presence : null);
+    const presence = React.useSyncExternalStore(session ? session.subscribe : noStore, read, read);
+    const key = mine && session ? JSON.stringify(mine) : null;
     React.useEffect(() => {
       if (!key) return undefined;
       const values = JSON.parse(key);
@@ -61,9 +88,9 @@ export function bindReact(React) {
 
   /** The replies, re-rendering when the events change: `replies` answers the same Map while they do not. */
   function useReplies(session) {
-    const snapshot = () => replies(session.getSnapshot().events);
-    return React.useSyncExternalStore(session.subscribe, snapshot, snapshot);
+    const snapshot = () => (session ? replies(session.getSnapshot().events) : null);
+    return React.useSyncExternalStore(session ? session.subscribe : noStore, snapshot, snapshot);
   }
 
-  return { useSession, usePresence, useReplies };
+  return { useView, useSession, usePresence, useReplies };
 }

@@ -11,7 +11,13 @@ import { client, message, NO_SERVER, sent, sessionId, until } from "./support.mj
 function fakeReact() {
   const effects = [];
   const renders = [];
+  const states = [];
   const React = {
+    useState(initial) {
+      const cell = { value: initial };
+      states.push(cell);
+      return [cell.value, (next) => { cell.value = typeof next === "function" ? next(cell.value) : next; }];
+    },
     useSyncExternalStore(subscribe, getSnapshot) {
       const first = getSnapshot();
       if (first !== getSnapshot()) throw new Error("The result of getSnapshot should be cached to avoid an infinite loop");
@@ -22,7 +28,7 @@ function fakeReact() {
       effects.push(effect());
     },
   };
-  return { React, effects, renders };
+  return { React, effects, renders, states };
 }
 
 test("useSession answers the view and re-renders on every change", { skip: NO_SERVER }, async (t) => {
@@ -35,6 +41,21 @@ test("useSession answers the view and re-renders on every change", { skip: NO_SE
   await until(room, (v) => sent(v).length === 1 && !v.pending.length);
   assert.ok(renders.some((view) => view.pending.length === 1), "rendered the pending message");
   assert.equal(sent(renders[renders.length - 1])[0].payload.text, "hooked");
+});
+
+test("useView opens a view for the component while it is mounted and closes it when unmounted", { skip: NO_SERVER }, async (t) => {
+  const { React, effects, states } = fakeReact();
+  const { useView, useSession, usePresence } = bindReact(React);
+  const a2 = client(t);
+  assert.equal(useView(a2, "chat", sessionId("react-view"), { state: "summary" }), null, "not open at the first render");
+  assert.equal(useSession(null), null, "the hooks take a view not open yet");
+  assert.equal(usePresence(null, { online: true }), null);
+  const opened = states[0].value;   // what the effect opened, the next render's
+  assert.ok(opened && !opened.closed);
+  await until(opened, (v) => v.status === "live" && v.state !== null, "the view live with its state");
+  effects[0]();   // unmounted
+  assert.equal(opened.closed, true, "closed by the cleanup");
+  assert.equal(states[0].value, null);
 });
 
 test("usePresence writes the component's fields while mounted and removes them when unmounted", { skip: NO_SERVER }, async (t) => {

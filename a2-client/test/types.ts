@@ -26,7 +26,17 @@ room.on("status", (s, e) => { if (e) { const code: string = e.code; void code; }
 const err = new A2Error("FORBIDDEN", "no", { status: 403 });
 void err.retryable; void n;
 declare const React: any;
-const { useSession, usePresence, useReplies } = bindReact(React);
+const { useView, useSession, usePresence, useReplies } = bindReact(React);
+// a view the component opens itself: null until open, and the hooks take null
+const own = useView(a2, "chat", "lobby", { state: "summary" });
+const ownView = useSession(own);
+const messages: number | undefined = ownView?.state?.state.messages; void messages;
+// @ts-expect-error a view that may not be open yet is null
+void useSession(own).events;
+void usePresence(own, { typing: true })?.ann?.typing?.value;
+void useReplies(own)?.size;
+// @ts-expect-error a reducer the contract has not
+useView(a2, "chat", "lobby", { state: "nope" });
 const v = useSession(room); const len: number = v.events.length; void len;
 const p = usePresence(room, { online: true }); void p.ann?.online?.value;
 const x: StoredEvent<Chat["events"]> | null = null; void x;
