@@ -6,14 +6,11 @@ import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 
 import org.springframework.beans.factory.ListableBeanFactory;
-import org.springframework.beans.factory.SmartInitializingSingleton;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
-import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingClass;
-import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -22,8 +19,7 @@ import org.springframework.context.annotation.Lazy;
 /**
  * The {@link A2Authorizer} that A2's endpoints and its actuator endpoint ask, unless the application
  * defines its own: with Spring Security, authenticated callers (operators by
- * {@code a2.security.operator-authority}); without it, everyone, said once at start-up. A servlet
- * application, which serves none of A2's WebFlux endpoints, is told so at start-up.
+ * {@code a2.security.operator-authority}); without it, everyone, said once at start-up.
  */
 @AutoConfiguration(after = A2AutoConfiguration.class)
 @EnableConfigurationProperties(A2Properties.class)
@@ -58,7 +54,7 @@ public final class A2AuthorizationAutoConfiguration {
 		@Lazy
 		@ConditionalOnMissingBean
 		A2Authorizer a2Authorizer(A2Properties properties, ListableBeanFactory beans) {
-			// name only what is served: a servlet application has the actuator endpoint and no routes
+			// name only what is served: without the routes (a2.web.enabled=false), the actuator endpoint alone
 			String open = beans.containsBean("a2RouterFunction")
 					? "A2's endpoints under " + properties.getWeb().getBasePath()
 							+ " and its actuator endpoint are open to every caller that reaches them"
@@ -66,26 +62,6 @@ public final class A2AuthorizationAutoConfiguration {
 			logger.warn(open + ": define an A2Authorizer bean (or add Spring Security) to decide who "
 					+ "may read, push, write presence, clear and operate");
 			return A2Authorizer.permitAll();
-		}
-
-	}
-
-	/**
-	 * A servlet (Spring MVC) application: A2's endpoints are WebFlux routes, which it does not serve,
-	 * so every request under the base path would meet a 404 with nothing to say why. Said at start-up,
-	 * unless the application turned the endpoints off.
-	 */
-	@Configuration(proxyBeanMethods = false)
-	@ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.SERVLET)
-	@ConditionalOnBooleanProperty(name = "a2.web.enabled", matchIfMissing = true)
-	static final class ServletApplication {
-
-		@Bean
-		SmartInitializingSingleton a2EndpointsNotServed(A2Properties properties) {
-			return () -> logger.warn("A2's endpoints under " + properties.getWeb().getBasePath() + " are not served: they "
-					+ "run on WebFlux, and this is a servlet (Spring MVC) application. A2 runs its consumers and its "
-					+ "actuator endpoint; to serve the endpoints, depend on spring-boot-starter-webflux instead of "
-					+ "spring-boot-starter-web (or set a2.web.enabled=false to say that you serve none)");
 		}
 
 	}

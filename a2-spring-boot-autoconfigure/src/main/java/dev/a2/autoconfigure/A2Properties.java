@@ -544,7 +544,8 @@ public class A2Properties implements InitializingBean {
 	public static class Web {
 
 		/**
-		 * Whether A2's HTTP, SSE and WebSocket endpoints are served (in a WebFlux application).
+		 * Whether A2's HTTP, SSE and WebSocket endpoints are served (by a WebFlux application, or as a
+		 * servlet at the base path of a Spring MVC one).
 		 */
 		private boolean enabled = true;
 

@@ -6,6 +6,7 @@ import dev.a2.live.SessionFeeds;
 import dev.a2.web.A2Authorizer;
 import dev.a2.web.A2Endpoints;
 import dev.a2.web.A2Routes;
+import dev.a2.web.A2Servlet;
 import dev.a2.web.A2SocketHandler;
 import dev.a2.web.A2WebExceptionHandler;
 import dev.a2.web.A2WebSettings;
@@ -14,6 +15,8 @@ import dev.a2.web.PresenceParticipant;
 import dev.a2.wire.Wire;
 import dev.a2.wire.WireLimits;
 import io.micrometer.observation.ObservationRegistry;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
 import reactor.core.scheduler.Scheduler;
 import reactor.core.scheduler.Schedulers;
 import tools.jackson.databind.json.JsonMapper;
@@ -25,24 +28,29 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProp
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
+import org.springframework.boot.web.servlet.ServletRegistrationBean;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.core.annotation.Order;
+import org.springframework.util.StringUtils;
 import org.springframework.web.reactive.function.server.RouterFunction;
 import org.springframework.web.reactive.function.server.ServerResponse;
 import org.springframework.web.reactive.handler.SimpleUrlHandlerMapping;
 
 /**
- * A2's endpoints (§10, the {@code a2-webflux} library) in a WebFlux application: the routes under
- * {@code a2.web.base-path}, the SSE streams and the socket, fed from the store on a bounded scheduler
- * of their own. Each bean backs off to the application's.
+ * A2's endpoints (§10, the {@code a2-webflux} library): the routes under {@code a2.web.base-path}, the
+ * SSE streams and the socket, fed from the store on a bounded scheduler of their own. A WebFlux
+ * application serves them with its own routes; a servlet (Spring MVC) application, which serves no
+ * WebFlux routes, as a servlet of their own at the base path. Each bean backs off to the application's.
  */
 @AutoConfiguration(after = { A2AutoConfiguration.class, A2AuthorizationAutoConfiguration.class })
-@ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.REACTIVE)
+@ConditionalOnWebApplication
 @ConditionalOnClass({ RouterFunction.class, A2Server.class, A2Routes.class })
 @ConditionalOnBean(A2Server.class)
 @ConditionalOnBooleanProperty(name = "a2.web.enabled", matchIfMissing = true)
 public final class A2WebAutoConfiguration {
+
+	private static final Log logger = LogFactory.getLog(A2WebAutoConfiguration.class);
 
 	/** Store calls of the endpoints: bounded threads and a bounded queue, never an event loop. */
 	@Bean(destroyMethod = "dispose")
@@ -122,6 +130,37 @@ public final class A2WebAutoConfiguration {
 		return new A2WebSettings(web.getBasePath(), web.getPing(), web.getMaxSubscriptionsPerSocket(), web.getAllowedOrigins(),
 				(web.getPresenceParticipant() == A2Properties.PresenceParticipant.ANY) ? PresenceParticipant.ANY
 						: PresenceParticipant.CALLER);
+	}
+
+	/**
+	 * A servlet application: the routes and the socket as a servlet at {@code {base-path}/*}, before
+	 * Spring MVC's dispatcher at {@code /}, so a path under the base path is A2's. A base path of
+	 * {@code /} would take every request of the application: nothing is mounted there, and a WARN says so.
+	 */
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.SERVLET)
+	@ConditionalOnClass({ ServletRegistrationBean.class, A2Servlet.class })
+	static final class ServletRoutes {
+
+		@Bean
+		@ConditionalOnMissingBean(name = "a2Servlet")
+		ServletRegistrationBean<A2Servlet> a2Servlet(RouterFunction<ServerResponse> a2RouterFunction,
+				SimpleUrlHandlerMapping a2SocketMapping, A2WebExceptionHandler a2WebExceptionHandler,
+				A2Properties properties) {
+			String basePath = StringUtils.trimTrailingCharacter(properties.getWeb().getBasePath(), '/');
+			ServletRegistrationBean<A2Servlet> servlet = new ServletRegistrationBean<>(
+					new A2Servlet(a2RouterFunction, a2SocketMapping, a2WebExceptionHandler), basePath + "/*");
+			servlet.setName("a2Servlet");
+			servlet.setAsyncSupported(true);
+			if (basePath.isEmpty()) {
+				logger.warn("A2's endpoints are not served: in a servlet (Spring MVC) application they are a servlet "
+						+ "at a2.web.base-path, and a base path of \"/\" would take every request of the application. "
+						+ "Set a2.web.base-path to a path of their own, such as /a2");
+				servlet.setEnabled(false);
+			}
+			return servlet;
+		}
+
 	}
 
 	/** Gauges of the live connections, when Micrometer is present. */

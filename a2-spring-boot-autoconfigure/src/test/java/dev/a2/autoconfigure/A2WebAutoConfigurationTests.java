@@ -8,6 +8,7 @@ import dev.a2.test.TestPostgres;
 import dev.a2.web.A2Authorizer;
 import dev.a2.web.A2Permission;
 import dev.a2.web.A2Routes;
+import dev.a2.web.A2Servlet;
 import dev.a2.web.A2SocketHandler;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -20,6 +21,7 @@ import org.springframework.boot.test.context.runner.ReactiveWebApplicationContex
 import org.springframework.boot.test.context.runner.WebApplicationContextRunner;
 import org.springframework.boot.test.system.CapturedOutput;
 import org.springframework.boot.test.system.OutputCaptureExtension;
+import org.springframework.boot.web.servlet.ServletRegistrationBean;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.jdbc.datasource.DelegatingDataSource;
@@ -82,32 +84,42 @@ class A2WebAutoConfigurationTests {
 
 	@Test
 	@ExtendWith(OutputCaptureExtension.class)
-	void aServletApplicationIsToldThatItServesNoEndpoints(CapturedOutput output) {
-		new WebApplicationContextRunner()
-			.withConfiguration(AutoConfigurations.of(A2AutoConfiguration.class, A2AuthorizationAutoConfiguration.class,
-					A2WebAutoConfiguration.class))
-			.withBean(DataSource.class, () -> new DelegatingDataSource(this.dataSource))
-			.withUserConfiguration(ChatContract.class)
-			.run((context) -> {
-				assertThat(context).hasNotFailed().doesNotHaveBean(A2Routes.class);
-				context.getBean(A2Authorizer.class);   // as the actuator endpoint asks it
-				assertThat(output).contains("A2's endpoints under /a2 are not served")
-					.contains("spring-boot-starter-webflux")
-					.doesNotContain("endpoints under /a2 and its actuator endpoint are open")
-					.contains("A2's actuator endpoint is open to every caller that reaches it");
-			});
+	void aServletApplicationServesTheEndpointsAsAServletAtTheBasePath(CapturedOutput output) {
+		servletRunner().withPropertyValues("a2.web.base-path=/api/a2/").run((context) -> {
+			assertThat(context).hasNotFailed().hasSingleBean(A2Routes.class).hasBean("a2RouterFunction");
+			ServletRegistrationBean<?> servlet = context.getBean("a2Servlet", ServletRegistrationBean.class);
+			assertThat(servlet.getServlet()).isInstanceOf(A2Servlet.class);
+			assertThat(servlet.getUrlMappings()).containsExactly("/api/a2/*");
+			assertThat(servlet.isAsyncSupported()).isTrue();
+			assertThat(servlet.isEnabled()).isTrue();
+			context.getBean(A2Authorizer.class);   // as the routes ask it
+			assertThat(output).doesNotContain("are not served")
+				.contains("A2's endpoints under /api/a2/ and its actuator endpoint are open");
+		});
 	}
 
 	@Test
+	void aServletApplicationThatTurnedTheEndpointsOffGetsNoServlet() {
+		servletRunner().withPropertyValues("a2.web.enabled=false")
+			.run((context) -> assertThat(context).hasNotFailed().doesNotHaveBean("a2Servlet").doesNotHaveBean(A2Routes.class));
+	}
+
+	/** At the root, the servlet would take every request of the application from Spring MVC. */
+	@Test
 	@ExtendWith(OutputCaptureExtension.class)
-	void aServletApplicationThatTurnedTheEndpointsOffIsNotTold(CapturedOutput output) {
-		new WebApplicationContextRunner()
+	void aServletApplicationMountsNothingAtTheRoot(CapturedOutput output) {
+		servletRunner().withPropertyValues("a2.web.base-path=/").run((context) -> {
+			assertThat(context.getBean("a2Servlet", ServletRegistrationBean.class).isEnabled()).isFalse();
+			assertThat(output).contains("A2's endpoints are not served").contains("a2.web.base-path");
+		});
+	}
+
+	private WebApplicationContextRunner servletRunner() {
+		return new WebApplicationContextRunner()
 			.withConfiguration(AutoConfigurations.of(A2AutoConfiguration.class, A2AuthorizationAutoConfiguration.class,
 					A2WebAutoConfiguration.class))
 			.withBean(DataSource.class, () -> new DelegatingDataSource(this.dataSource))
-			.withUserConfiguration(ChatContract.class)
-			.withPropertyValues("a2.web.enabled=false")
-			.run((context) -> assertThat(output).doesNotContain("are not served"));
+			.withUserConfiguration(ChatContract.class);
 	}
 
 	@Configuration(proxyBeanMethods = false)

@@ -1,0 +1,296 @@
+package dev.a2.autoconfigure;
+
+import java.net.URI;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
+
+import dev.a2.Contract;
+import dev.a2.Reducer;
+import dev.a2.test.TestPostgres;
+import dev.a2.web.LiveConnections;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import reactor.core.Disposable;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Sinks;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+
+import org.springframework.boot.SpringBootConfiguration;
+import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
+import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
+import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.boot.web.server.context.WebServerApplicationContext;
+import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.context.annotation.Bean;
+import org.springframework.core.ParameterizedTypeReference;
+import org.springframework.http.HttpMethod;
+import org.springframework.http.MediaType;
+import org.springframework.http.codec.ServerSentEvent;
+import org.springframework.test.context.DynamicPropertyRegistry;
+import org.springframework.test.context.DynamicPropertySource;
+import org.springframework.test.web.reactive.server.WebTestClient;
+import org.springframework.web.bind.annotation.GetMapping;
+import org.springframework.web.bind.annotation.RestController;
+import org.springframework.web.reactive.function.client.WebClient;
+import org.springframework.web.reactive.socket.WebSocketMessage;
+import org.springframework.web.reactive.socket.client.ReactorNettyWebSocketClient;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * A2's endpoints in a Spring MVC application on Tomcat, with no code of the application's: the
+ * starter mounts them as a servlet at the base path, and they answer as on WebFlux. These tests run in
+ * the execution of the servlet tests (see the pom), with Spring MVC on the classpath.
+ */
+@SpringBootTest(classes = A2RoutesServletIntegrationTests.MvcApplication.class,
+		webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
+		properties = { "spring.main.web-application-type=servlet", "a2.web.poll=200ms" })
+class A2RoutesServletIntegrationTests {
+
+	private static final ParameterizedTypeReference<ServerSentEvent<String>> SSE = new ParameterizedTypeReference<>() {
+	};
+
+	private static final JsonMapper json = JsonMapper.builder().build();
+
+	record MessageSent(String text, String author) {
+	}
+
+	record Summary(int messages, String last) {
+	}
+
+	/** Auto-configured only, with a controller of its own beside A2's routes. */
+	@SpringBootConfiguration
+	@EnableAutoConfiguration
+	static class MvcApplication {
+
+		@Bean
+		Contract chat() {
+			return Contract.builder("chat")
+				.event("message.sent", MessageSent.class)
+				.presence("typing", Boolean.class)
+				.reducer("summary", Reducer.of(Summary.class, new Summary(0, ""),
+						(summary, event) -> new Summary(summary.messages() + 1, event.payload(MessageSent.class).text())))
+				.build();
+		}
+
+		@Bean
+		OwnController ownController() {
+			return new OwnController();
+		}
+
+	}
+
+	@RestController
+	static class OwnController {
+
+		@GetMapping("/hello")
+		String hello() {
+			return "hello from MVC";
+		}
+
+	}
+
+	@DynamicPropertySource
+	static void database(DynamicPropertyRegistry registry) {
+		TestPostgres.properties("routesservlet", registry::add);
+	}
+
+	@LocalServerPort
+	private int port;
+
+	private WebTestClient http;
+
+	@BeforeEach
+	void client() {
+		this.http = WebTestClient.bindToServer().baseUrl("http://localhost:" + this.port).build();
+	}
+
+	@Test
+	void pushHistoryStateAndClearAnswerAsOnWebFlux() {
+		push(this.http, "room-1", "hi", "p-1").expectStatus().isOk()
+			.expectBody().jsonPath("$.events[0].index").isEqualTo(1).jsonPath("$.events[0].id").isEqualTo("p-1");
+		// the same id again: stored once, answered with the same index
+		push(this.http, "room-1", "hi", "p-1").expectStatus().isOk().expectBody().jsonPath("$.events[0].index").isEqualTo(1);
+		push(this.http, "room-1", "again", "p-2").expectStatus().isOk();
+
+		this.http.get().uri("/a2/chat/sessions/room-1/events?after=0").exchange()
+			.expectStatus().isOk()
+			.expectBody().jsonPath("$.head").isEqualTo(2)
+			.jsonPath("$.events.length()").isEqualTo(2)
+			.jsonPath("$.events[1].payload.text").isEqualTo("again");
+		this.http.get().uri("/a2/chat/sessions/room-1/state/summary").exchange()
+			.expectStatus().isOk()
+			.expectBody().jsonPath("$.index").isEqualTo(2).jsonPath("$.state.messages").isEqualTo(2)
+			.jsonPath("$.state.last").isEqualTo("again");
+
+		this.http.delete().uri("/a2/chat/sessions/room-1?ifLastIndex=1").exchange()
+			.expectStatus().isEqualTo(409)
+			.expectBody().jsonPath("$.error.code").isEqualTo("CONFLICT");
+		this.http.delete().uri("/a2/chat/sessions/room-1?ifLastIndex=2").exchange().expectStatus().isOk();
+		this.http.get().uri("/a2/chat/sessions/room-1/state/summary").exchange()
+			.expectStatus().isOk()
+			.expectBody().jsonPath("$.state.messages").isEqualTo(0);
+	}
+
+	@Test
+	void presenceIsWrittenAndRead() {
+		this.http.put().uri("/a2/chat/sessions/room-p/presence")
+			.contentType(MediaType.APPLICATION_JSON)
+			.bodyValue("{\"participant\":\"ann\",\"values\":{\"typing\":true}}")
+			.exchange()
+			.expectStatus().isOk()
+			.expectBody().jsonPath("$.patches.length()").isEqualTo(1);
+		this.http.get().uri("/a2/chat/sessions/room-p/presence").exchange()
+			.expectStatus().isOk()
+			.expectBody().jsonPath("$.participants.ann.typing.value").isEqualTo(true);
+	}
+
+	@Test
+	void theStreamGivesHistoryThenWhatIsPushedLive() {
+		push(this.http, "room-s", "before", null).expectStatus().isOk();
+		List<Long> seen = new CopyOnWriteArrayList<>();
+		Disposable stream = stream(this.port, "room-s").subscribe((event) -> seen.addAll(indexes(event)));
+		try {
+			await().atMost(Duration.ofSeconds(20)).until(() -> seen.contains(1L));
+			push(this.http, "room-s", "live", null).expectStatus().isOk();
+			await().atMost(Duration.ofSeconds(20)).until(() -> seen.size() == 2);
+			assertThat(seen).containsExactly(1L, 2L);
+		}
+		finally {
+			stream.dispose();
+		}
+	}
+
+	@Test
+	void theClientScriptIsServed() {
+		this.http.get().uri("/a2/client.js").exchange()
+			.expectStatus().isOk()
+			.expectHeader().contentTypeCompatibleWith(MediaType.parseMediaType("text/javascript"))
+			.expectBody(String.class).value((script) -> assertThat(script).contains("export"));
+	}
+
+	@Test
+	void badInputAndUnknownPathsAndMethodsAnswerA2sErrors() {
+		this.http.post().uri("/a2/chat/sessions/room-e/events")
+			.contentType(MediaType.APPLICATION_JSON)
+			.bodyValue("{\"events\":[{\"type\":\"message.sent\",\"payload\":[\"not\",\"a message\"]}]}")
+			.exchange()
+			.expectStatus().isBadRequest()
+			.expectBody().jsonPath("$.error.code").isEqualTo("INVALID_PAYLOAD");
+		this.http.post().uri("/a2/chat/sessions/room-e/events")
+			.contentType(MediaType.TEXT_PLAIN)
+			.bodyValue("{\"events\":[]}")
+			.exchange()
+			.expectStatus().isBadRequest()
+			.expectBody().jsonPath("$.error.code").isEqualTo("INVALID_PAYLOAD");
+		this.http.get().uri("/a2/nope/sessions/s/events").exchange()
+			.expectStatus().isNotFound()
+			.expectBody().jsonPath("$.error.code").isEqualTo("UNKNOWN_CONTRACT");
+		this.http.get().uri("/a2/chat/nothing-here").exchange()
+			.expectStatus().isNotFound()
+			.expectBody().jsonPath("$.error.code").isEqualTo("NOT_FOUND");
+		this.http.get().uri("/a2/chat/sessions/room-e").exchange()
+			.expectStatus().isEqualTo(405)
+			.expectHeader().valueEquals("Allow", "DELETE")
+			.expectBody().jsonPath("$.error.code").isEqualTo("METHOD_NOT_ALLOWED");
+		this.http.method(HttpMethod.PATCH).uri("/a2/chat/sessions/room-e/events").exchange()
+			.expectStatus().isEqualTo(405)
+			.expectBody().jsonPath("$.error.code").isEqualTo("METHOD_NOT_ALLOWED");
+		// nothing of it was stored
+		this.http.get().uri("/a2/chat/sessions/room-e/events").exchange()
+			.expectStatus().isOk()
+			.expectBody().jsonPath("$.head").isEqualTo(0);
+	}
+
+	@Test
+	void theApplicationsOwnControllersAnswerBesideA2() {
+		this.http.get().uri("/hello").exchange().expectStatus().isOk().expectBody(String.class).isEqualTo("hello from MVC");
+	}
+
+	@Test
+	void theSocketSubscribesAndReceivesPushes() {
+		List<JsonNode> frames = new CopyOnWriteArrayList<>();
+		Sinks.Many<String> outgoing = Sinks.many().unicast().onBackpressureBuffer();
+		Disposable socket = new ReactorNettyWebSocketClient()
+			.execute(URI.create("ws://localhost:" + this.port + "/a2/chat/socket"), (session) -> session
+				.send(outgoing.asFlux().map(session::textMessage))
+				.and(session.receive().map(WebSocketMessage::getPayloadAsText).doOnNext((text) -> frames.add(json.readTree(text)))))
+			.subscribe();
+		try {
+			outgoing.tryEmitNext("{\"type\":\"subscribe\",\"session\":\"room-w\"}");
+			await().atMost(Duration.ofSeconds(20)).until(() -> frames.stream().anyMatch((f) -> "subscribed".equals(f.path("type").asString())));
+			push(this.http, "room-w", "over the socket", null).expectStatus().isOk();
+			await().atMost(Duration.ofSeconds(20)).until(() -> frames.stream().anyMatch((f) -> "events".equals(f.path("type").asString())
+					&& f.path("events").path(0).path("payload").path("text").asString("").equals("over the socket")));
+		}
+		finally {
+			socket.dispose();
+		}
+	}
+
+	/** Stopping ends the open streams, so Tomcat's graceful shutdown has no request left to wait for. */
+	@Test
+	@ExtendWith(OutputCaptureExtension.class)
+	void stoppingEndsTheOpenStreamsWithinTheGrace(CapturedOutput output) {
+		Map<String, Object> database = new HashMap<>();
+		TestPostgres.properties("routesservletstop", (name, value) -> database.put(name, value.get()));
+		ConfigurableApplicationContext app = new SpringApplicationBuilder(MvcApplication.class)
+			.properties("spring.main.web-application-type=servlet", "server.port=0", "server.shutdown=graceful",
+					"spring.lifecycle.timeout-per-shutdown-phase=30s")
+			.properties(database)
+			.run();
+		int port = ((WebServerApplicationContext) app).getWebServer().getPort();
+		LiveConnections live = app.getBean(LiveConnections.class);
+		List<Long> seen = new CopyOnWriteArrayList<>();
+		Sinks.One<String> ended = Sinks.one();
+		try {
+			push(WebTestClient.bindToServer().baseUrl("http://localhost:" + port).build(), "room-x", "before", null)
+				.expectStatus().isOk();
+			stream(port, "room-x").subscribe((event) -> seen.addAll(indexes(event)),
+					(ex) -> ended.tryEmitValue("failed: " + ex), () -> ended.tryEmitValue("completed"));
+			await().atMost(Duration.ofSeconds(20)).until(() -> seen.contains(1L) && live.streams() == 1);
+		}
+		finally {
+			app.close();
+		}
+		assertThat(ended.asMono().block(Duration.ofSeconds(20))).isEqualTo("completed");
+		assertThat(live.streams()).isZero();
+		assertThat(output).doesNotContain("Graceful shutdown aborted");
+	}
+
+	private static WebTestClient.ResponseSpec push(WebTestClient http, String session, String text, String id) {
+		String event = "{\"type\":\"message.sent\",\"payload\":{\"text\":\"" + text + "\",\"author\":\"ann\"}"
+				+ ((id != null) ? ",\"id\":\"" + id + "\"" : "") + "}";
+		return http.post().uri("/a2/chat/sessions/" + session + "/events")
+			.contentType(MediaType.APPLICATION_JSON)
+			.bodyValue("{\"events\":[" + event + "]}")
+			.exchange();
+	}
+
+	private static Flux<ServerSentEvent<String>> stream(int port, String session) {
+		return WebClient.create("http://localhost:" + port).get().uri("/a2/chat/sessions/" + session + "/stream")
+			.accept(MediaType.TEXT_EVENT_STREAM)
+			.retrieve()
+			.bodyToFlux(SSE);
+	}
+
+	private static List<Long> indexes(ServerSentEvent<String> event) {
+		if (!"events".equals(event.event()) || event.data() == null) {
+			return List.of();
+		}
+		List<Long> indexes = new ArrayList<>();
+		json.readTree(event.data()).get("events").forEach((stored) -> indexes.add(stored.get("index").asLong()));
+		return indexes;
+	}
+
+}

@@ -1,0 +1,119 @@
+package dev.a2.web;
+
+import java.io.IOException;
+import java.util.List;
+import java.util.Map;
+
+import jakarta.servlet.DispatcherType;
+import jakarta.servlet.ServletException;
+import jakarta.servlet.ServletRequest;
+import jakarta.servlet.ServletResponse;
+import jakarta.servlet.http.HttpServletRequest;
+
+import org.springframework.http.server.PathContainer;
+import org.springframework.http.server.reactive.HttpHandler;
+import org.springframework.http.server.reactive.ServerHttpRequestDecorator;
+import org.springframework.http.server.reactive.ServletHttpHandlerAdapter;
+import org.springframework.web.reactive.function.server.RouterFunction;
+import org.springframework.web.reactive.function.server.RouterFunctions;
+import org.springframework.web.reactive.function.server.ServerResponse;
+import org.springframework.web.reactive.handler.SimpleUrlHandlerMapping;
+import org.springframework.web.server.WebHandler;
+import org.springframework.web.server.adapter.WebHttpHandlerBuilder;
+import org.springframework.web.util.pattern.PathPattern;
+import org.springframework.web.util.pattern.PathPatternParser;
+
+/**
+ * A2's endpoints as a servlet of their own, for a servlet (Spring MVC) application, which does not
+ * serve WebFlux routes: the routes, the SSE streams, the socket and A2's answers to paths and methods
+ * it has no route for run as in a WebFlux application, through Spring's reactive adapter over the
+ * servlet API (asynchronous requests, non-blocking reads and writes). Register it at
+ * {@code {basePath}/*} with asynchronous requests supported; the starter does, as {@code a2Servlet}.
+ * <p>
+ * The caller is the servlet request's principal ({@link HttpServletRequest#getUserPrincipal()}, which
+ * Spring Security's servlet filter chain sets), as a WebFlux exchange's is on WebFlux. The servlet
+ * container's filters, Spring Security's among them, run before it as before the application's own
+ * servlets.
+ */
+public final class A2Servlet extends ServletHttpHandlerAdapter {
+
+	/** The servlet request's principal, read on the container's thread, where Spring Security has it. */
+	static final String CALLER = A2Servlet.class.getName() + ".caller";
+
+	private final ServletWrites writes;
+
+	/**
+	 * The servlet over A2's parts: the same beans a WebFlux application registers
+	 * ({@link A2Endpoints#routerFunction()}, {@link A2Endpoints#socketMapping()},
+	 * {@link A2Endpoints#exceptionHandler()}).
+	 */
+	public A2Servlet(RouterFunction<ServerResponse> routes, SimpleUrlHandlerMapping socketMapping,
+			A2WebExceptionHandler exceptionHandler) {
+		this(routes, socketMapping, exceptionHandler, new ServletWrites());
+	}
+
+	private A2Servlet(RouterFunction<ServerResponse> routes, SimpleUrlHandlerMapping socketMapping,
+			A2WebExceptionHandler exceptionHandler, ServletWrites writes) {
+		super(WebHttpHandlerBuilder.webHandler(handler(routes, socketMapping))
+			.filter(new ServletCaller())
+			.exceptionHandler(exceptionHandler)
+			.httpHandlerDecorator((handler) -> inApplicationContext(handler, writes))
+			.build());
+		this.writes = writes;
+	}
+
+	/** The socket's handshake at its paths, the routes at every other. */
+	private static WebHandler handler(RouterFunction<ServerResponse> routes, SimpleUrlHandlerMapping socketMapping) {
+		WebHandler routing = RouterFunctions.toWebHandler(routes);
+		List<Map.Entry<PathPattern, WebHandler>> sockets = socketMapping.getUrlMap()
+			.entrySet()
+			.stream()
+			.filter((entry) -> entry.getValue() instanceof WebHandler)
+			.map((entry) -> Map.entry(PathPatternParser.defaultInstance.parse(entry.getKey()), (WebHandler) entry.getValue()))
+			.toList();
+		return (exchange) -> {
+			PathContainer path = exchange.getRequest().getPath().pathWithinApplication();
+			for (Map.Entry<PathPattern, WebHandler> socket : sockets) {
+				if (socket.getKey().matches(path)) {
+					return socket.getValue().handle(exchange);
+				}
+			}
+			return routing.handle(exchange);
+		};
+	}
+
+	/**
+	 * Reads the caller on the container's thread, where Spring Security's request wrapper finds it: the
+	 * routes run on other threads.
+	 */
+	@Override
+	public void service(ServletRequest request, ServletResponse response) throws ServletException, IOException {
+		if (request instanceof HttpServletRequest http && http.getDispatcherType() == DispatcherType.REQUEST) {
+			request.setAttribute(CALLER, http.getUserPrincipal());
+		}
+		super.service(request, response);
+	}
+
+	/** Stops the threads that write the responses. */
+	@Override
+	public void destroy() {
+		super.destroy();
+		this.writes.close();
+	}
+
+	/**
+	 * The request with the base path in its path within the application, where A2's routes match it as
+	 * on WebFlux: the adapter takes the servlet's path ({@code /a2}) for part of the context. The
+	 * response is written off A2's store threads ({@link ServletWrites}).
+	 */
+	private static HttpHandler inApplicationContext(HttpHandler handler, ServletWrites writes) {
+		return (request, response) -> {
+			Object servlet = ServerHttpRequestDecorator.getNativeRequest(request);
+			if (!(servlet instanceof HttpServletRequest http)) {
+				return handler.handle(request, writes.decorate(response));
+			}
+			return handler.handle(request.mutate().contextPath(http.getContextPath()).build(), writes.decorate(response));
+		};
+	}
+
+}
