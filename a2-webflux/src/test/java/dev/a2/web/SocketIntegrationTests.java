@@ -217,8 +217,10 @@ class SocketIntegrationTests {
 	void aStoreFaultOfOneSessionIsAnErrorOfItsSubscriptionAndTheOthersGoOn() throws Exception {
 		try (Instances faulty = new Instances("socket_fault")) {
 			String schema = faulty.schema();
-			// the application reads as a role row security applies to (a superuser bypasses it)
+			// the application reads as a role row security applies to (a superuser bypasses it); a role
+			// that may log in, as on Citus the coordinator connects to the workers as the current role
 			admin("DO $$ BEGIN CREATE ROLE a2_fault_reader; EXCEPTION WHEN duplicate_object THEN NULL; END $$",
+					"ALTER ROLE a2_fault_reader LOGIN",
 					"GRANT USAGE, CREATE ON SCHEMA " + schema + " TO a2_fault_reader");
 			ConfigurableApplicationContext app = faulty.start(ChatApplication.class,
 					"spring.datasource.hikari.connection-init-sql=SET ROLE a2_fault_reader");
