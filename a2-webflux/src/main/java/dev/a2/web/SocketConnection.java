@@ -215,16 +215,15 @@ final class SocketConnection {
 		// with now, the server's clock as the frame is sent: the client stamps its presence writes on it
 		Flux<String> presence = this.shared.presence().presence(this.contract, id).map((update) -> {
 			long now = this.shared.server().clock().millis();
-			if (update instanceof PresenceUpdate.Snapshot snapshot) {
-				return wire.frame("presence", id, (json) -> {
+			return wire.frame("presence", id, (json) -> {
+				if (update instanceof PresenceUpdate.Snapshot snapshot) {
 					json.writeName("snapshot");
 					json.writePOJO(snapshot.snapshot());
-					json.writeNumberProperty("now", now);
-				});
-			}
-			return wire.frame("presence", id, (json) -> {
-				json.writeName("patches");
-				json.writePOJO(((PresenceUpdate.Patches) update).patches());
+				}
+				else {
+					json.writeName("patches");
+					json.writePOJO(((PresenceUpdate.Patches) update).patches());
+				}
 				json.writeNumberProperty("now", now);
 			});
 		});
