@@ -253,15 +253,19 @@ export interface ReplyToolCall {
   rejected?: boolean;
 }
 
-/** A call that waits for a person (`tool.approval.requested`): push `tool.approved` or `tool.rejected` naming its callId. */
+/**
+ * A call that waits for a person (`tool.approval.requested`): push `tool.approved` or `tool.rejected` naming its callId.
+ * It waits no more once it has a `result`: the tool's, a rejection's, or, when a Stop ended the reply while it waited,
+ * `rejected` with a result saying it was stopped (a decision pushed after that changes nothing).
+ */
 export interface ReplyApproval extends ReplyToolCall {
-  /** What a person answered, from the moment the page pushed it (pending) on. */
+  /** What a person answered, from the moment the page pushed it (pending) on, unless the call was answered before. */
   decision?: "approved" | "rejected";
   /** The rejection's reason. */
   reason?: string;
 }
 
-/** A reply's token usage, every model call of its run added up; any count may be unknown. */
+/** A reply's token usage, every model call of its run that reported its tokens added up; any count may be unknown. */
 export interface ReplyUsage {
   promptTokens: number | null;
   completionTokens: number | null;
@@ -278,13 +282,18 @@ export interface Reply {
   text: string;
   /**
    * thinking: begun, the model not streaming (a new attempt starts, tools run); streaming; then how it ended:
-   * completed, stopped (a Stop), failed, or waiting (a tool waits for a person: see approvals).
+   * completed, stopped (a Stop), failed, or waiting (a tool waits for a person: see approvals). A Stop that comes
+   * while it waits ends it stopped.
    */
   status: "thinking" | "streaming" | "completed" | "stopped" | "failed" | "waiting";
   /** For the reply to a tool.approved or tool.rejected event: the replyTo of the reply whose call it answered. */
   continues?: number;
   /** When completed: as Spring AI names it (STOP, LENGTH…), null when the model told none. */
   finishReason?: string | null;
+  /**
+   * Once it ended (completed, waiting, stopped or failed): the tokens of the run's model calls that reported them,
+   * null when none did (a stream cancelled by a Stop usually reports none).
+   */
   usage?: ReplyUsage | null;
   /** When stopped: what stopped it. */
   reason?: string | null;

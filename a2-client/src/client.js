@@ -1458,6 +1458,14 @@ function replyFold(state) {
     return reply.status !== "thinking" && reply.status !== "streaming";
   }
 
+  /** Two token counts added up (a run's model calls that reported them); a count one of them lacks is the other's. */
+  function plus(sum, usage) {
+    if (sum == null || usage == null) return sum ?? usage ?? null;
+    const add = (a, b) => (a == null || b == null ? a ?? b ?? null : a + b);
+    return { promptTokens: add(sum.promptTokens, usage.promptTokens),
+      completionTokens: add(sum.completionTokens, usage.completionTokens), totalTokens: add(sum.totalTokens, usage.totalTokens) };
+  }
+
   /** The calls (or approvals) with call `callId`'s changed. */
   function answered(list, callId, change) {
     return list.map((c) => (c.callId === callId ? { ...c, ...change } : c));
@@ -1495,11 +1503,14 @@ function replyFold(state) {
       case "reply.stopped":
       case "reply.failed": {
         const reply = current(p);
-        if (!reply || ended(reply)) return null;   // one end: a second one of the same attempt changes nothing
+        // one end: a second one of the same attempt changes nothing, but a Stop ends a reply that waits for approval
+        // (its waiting calls were answered as stopped just before)
+        if (!reply || (ended(reply) && !(event.type === "reply.stopped" && reply.status === "waiting"))) return null;
+        // what the run's model calls cost, as its end says: a waiting reply's came with its approval requests
+        reply.usage = plus(reply.usage, p.usage);
         if (event.type === "reply.completed") {
           reply.status = "completed";
           reply.finishReason = p.finishReason ?? null;
-          reply.usage = p.usage ?? null;
         } else if (event.type === "reply.stopped") {
           reply.status = "stopped";
           reply.reason = p.reason ?? null;
@@ -1525,6 +1536,7 @@ function replyFold(state) {
         const decided = decisions.get(p.callId);
         reply.approvals = reply.approvals.concat({ callId: p.callId, name: p.name, arguments: p.arguments, step: p.step,
           ...(decided ? decisionOf(decided) : {}) });
+        reply.usage = plus(reply.usage, p.usage);   // the first request of the run carries its usage
         reply.status = "waiting";
         return put(reply);
       }
@@ -1555,7 +1567,8 @@ function replyFold(state) {
         if (event.index != null) answering.set(event.index, p.callId);
         const replyTo = calls.get(p.callId);
         const reply = replyTo !== undefined ? shown.get(replyTo) : undefined;
-        if (!reply || !reply.approvals.some((a) => a.callId === p.callId)) return null;
+        // a decision on a call answered already (a Stop answered it, or another device's decision ran) runs nothing
+        if (!reply || !reply.approvals.some((a) => a.callId === p.callId && a.result === undefined)) return null;
         return put({ ...reply, approvals: answered(reply.approvals, p.callId, decisionOf(event)) });
       }
       default:

@@ -114,6 +114,62 @@ test("a tool call that waits for approval: the person's answer, the tool's resul
     assert.equal(drawn.get(4).toolCalls[0].result, "sunny");
   });
 
+test("a Stop while a reply waits for approval ends it stopped: its approvals wait no more, and a later approval changes nothing",
+  () => {
+    const call = { callId: "call-1", name: "refund", arguments: "{\"order\":\"o-1\"}" };
+    const asked = stored("message.sent", { text: "@assistant refund o-1", author: "ann", thread: "ann" });
+    const events = [
+      asked,
+      stored("tool.call", { replyTo: asked.index, step: 0, attempt: 1, ...call }),
+      // the run ends asking: its first request carries what its model calls cost
+      stored("tool.approval.requested", { replyTo: asked.index, step: 0, attempt: 1, ...call,
+        usage: { promptTokens: 7, completionTokens: 2, totalTokens: 9 } }),
+    ];
+    assert.equal(replies(events).get(asked.index).status, "waiting");
+    assert.deepEqual(replies(events).get(asked.index).usage, { promptTokens: 7, completionTokens: 2, totalTokens: 9 });
+
+    // the Stop's run answers the waiting call as stopped, and ends the reply, in one append
+    const stop = stored("stop.requested", { thread: "ann" });
+    const stopped = [...events, stop,
+      stored("tool.result", { replyTo: stop.index, step: 0, attempt: 1, ...call, result: "A person stopped the reply before "
+        + "this tool call was approved: it did not run.", rejected: true }),
+      stored("reply.stopped", { replyTo: asked.index, step: 0, attempt: 1, usage: null,
+        reason: "event " + stop.index + " of type 'stop.requested' arrived while the reply waited for approval" })];
+    const answer = { result: "A person stopped the reply before this tool call was approved: it did not run.", rejected: true };
+    const expected = { replyTo: asked.index, attempt: 1, text: "", status: "stopped",
+      reason: "event " + stop.index + " of type 'stop.requested' arrived while the reply waited for approval",
+      usage: { promptTokens: 7, completionTokens: 2, totalTokens: 9 },
+      toolCalls: [{ ...call, step: 0, ...answer }], approvals: [{ ...call, step: 0, ...answer }] };
+    assert.deepEqual(replies(stopped).get(asked.index), expected);
+    assert.deepEqual([...replies(stopped).keys()], [asked.index], "the Stop's answer is no reply of its own");
+
+    // another device still showed the prompt and approves: the call was answered, it runs nothing, and the reply stays
+    const late = { index: null, id: "p-2", type: "tool.approved", payload: { callId: "call-1" }, createdAt: null, cause: null,
+      pending: true };
+    assert.deepEqual(replies([...stopped, late]).get(asked.index), expected);
+    assert.deepEqual(replies([...stopped, stored("tool.approved", { callId: "call-1" })]).get(asked.index), expected);
+
+    // drawn one event at a time, the Stop's append turns the waiting reply into a stopped one
+    const fold = createReplies();
+    const statuses = stopped.map((event) => fold.apply(event)).map((reply) => reply && reply.status);
+    assert.deepEqual(statuses, [null, "thinking", "waiting", null, "waiting", "stopped"]);
+    // a second Stop's end changes nothing: one end
+    assert.equal(fold.apply(stored("reply.stopped", { replyTo: asked.index, step: 0, attempt: 1, reason: "again", usage: null })),
+      null);
+  });
+
+test("a stopped or failed reply carries the usage of the model calls that reported it", () => {
+  const usage = { promptTokens: 14, completionTokens: 3, totalTokens: 17 };
+  const drawn = replies([
+    stored("reply.delta", { replyTo: 5, step: 1, attempt: 1, text: "Paid " }),
+    stored("reply.stopped", { replyTo: 5, step: 1, attempt: 1, reason: "stop.requested at index 9", usage }),
+    stored("reply.delta", { replyTo: 6, step: 0, attempt: 1, text: "Par" }),
+    stored("reply.failed", { replyTo: 6, step: 0, attempt: 1, error: "OpenAIIoException: Stream failed", usage: null }),
+  ]);
+  assert.deepEqual(drawn.get(5).usage, usage);
+  assert.equal(drawn.get(6).usage, null, "none reported: none made up");
+});
+
 test("a reply drawn from the server's events is the reply the server stored", { skip: NO_SERVER }, async (t) => {
   const id = sessionId("replies");
   const room = client(t).session("chat", id);

@@ -44,4 +44,14 @@ public final class ConsumerContext {
 		return this.session;
 	}
 
+	/**
+	 * The consumer whose run this is. Code shared by several consumers reads what they were declared
+	 * with: a2-spring-ai's {@code ReplyStream} tells a Stop (an event of the consumer's
+	 * {@code abortOn}) from a message to answer, and which reply it stops, by the consumer's own
+	 * {@link Consumer#abortOn()}.
+	 */
+	public Consumer consumer() {
+		return this.session.consumer();
+	}
+
 }

@@ -45,6 +45,11 @@ public final class RunSession {
 		return new RunSession(session, consumer, trigger, new Cause(consumer.name(), lane, trigger.index(), attempt));
 	}
 
+	/** The consumer whose run sees the session. */
+	Consumer consumer() {
+		return this.consumer;
+	}
+
 	/** The session id. */
 	public String id() {
 		return this.session.id();

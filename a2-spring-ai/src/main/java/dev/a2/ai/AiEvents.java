@@ -35,7 +35,11 @@ public final class AiEvents {
 	/** The model finished the reply. */
 	public static final String REPLY_COMPLETED = "reply.completed";
 
-	/** The run was stopped (an {@code abortOn} event such as a user's stop); the model's stream was cancelled. */
+	/**
+	 * The run was stopped (an {@code abortOn} event such as a user's stop); the model's stream was
+	 * cancelled. Also the end of a reply that waited for approval when the Stop came: its waiting calls
+	 * were answered as stopped.
+	 */
 	public static final String REPLY_STOPPED = "reply.stopped";
 
 	/** The model failed; the reply ends here. */
@@ -120,7 +124,7 @@ public final class AiEvents {
 
 	}
 
-	/** Tokens the model counted, for every call of a run added up; any may be unknown. */
+	/** Tokens the model counted, for every call of a run that reported them added up; any may be unknown. */
 	public record TokenUsage(@Nullable Integer promptTokens, @Nullable Integer completionTokens,
 			@Nullable Integer totalTokens) {
 	}
@@ -130,12 +134,17 @@ public final class AiEvents {
 			@Nullable TokenUsage usage) {
 	}
 
-	/** The run was stopped; {@code reason} says by what. */
-	public record ReplyStopped(long replyTo, int step, int attempt, String reason) {
+	/**
+	 * The run was stopped; {@code reason} says by what. {@code usage} sums the model calls of the run
+	 * that reported their tokens (a provider's stream cancelled mid-answer usually reports none), as
+	 * billing reads it: {@code null} when none did, and for a reply that waited for approval, whose
+	 * approval request carried its run's usage.
+	 */
+	public record ReplyStopped(long replyTo, int step, int attempt, String reason, @Nullable TokenUsage usage) {
 	}
 
-	/** The model failed with {@code error}. */
-	public record ReplyFailed(long replyTo, int step, int attempt, String error) {
+	/** The model failed with {@code error}; {@code usage} sums the run's model calls that reported their tokens, or {@code null}. */
+	public record ReplyFailed(long replyTo, int step, int attempt, String error, @Nullable TokenUsage usage) {
 	}
 
 	/** The model asked for tool {@code name} with JSON {@code arguments}. */
@@ -147,9 +156,14 @@ public final class AiEvents {
 			boolean rejected) {
 	}
 
-	/** Tool call {@code callId} waits for a person: push {@link ToolApproved} or {@link ToolRejected}. */
+	/**
+	 * Tool call {@code callId} waits for a person: push {@link ToolApproved} or {@link ToolRejected}.
+	 * The run ends here, so the first of its requests carries the {@code usage} of the run's model calls
+	 * (the others {@code null}): what a product bills adds up over a reply's end events and its approval
+	 * requests without counting a call twice.
+	 */
 	public record ToolApprovalRequested(long replyTo, int step, int attempt, String callId, String name,
-			String arguments) {
+			String arguments, @Nullable TokenUsage usage) {
 	}
 
 	/** A person lets tool call {@code callId} run. */

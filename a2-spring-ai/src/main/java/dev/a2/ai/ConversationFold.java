@@ -83,9 +83,20 @@ final class ConversationFold implements BiFunction<Conversation, Event, Conversa
 		return conversation;
 	}
 
+	/**
+	 * Ends the turn, once: a second end of the same attempt changes nothing (the client's
+	 * {@code replies} folds the same way), but for a reply that waits for approval, which several
+	 * requests end together and a Stop that comes meanwhile ends {@code reply.stopped}.
+	 */
 	private static Conversation ended(Conversation conversation, long replyTo, int attempt, String type) {
-		return withTurn(conversation, replyTo, attempt, false,
-				(turn) -> new Turn(turn.replyTo(), turn.attempt(), turn.entries(), type));
+		return withTurn(conversation, replyTo, attempt, false, (turn) -> {
+			boolean waits = AiEvents.TOOL_APPROVAL_REQUESTED.equals(turn.end());
+			if (turn.end() != null && !(waits
+					&& (type.equals(AiEvents.TOOL_APPROVAL_REQUESTED) || type.equals(AiEvents.REPLY_STOPPED)))) {
+				return turn;
+			}
+			return new Turn(turn.replyTo(), turn.attempt(), turn.entries(), type);
+		});
 	}
 
 	/**

@@ -12,6 +12,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 
 import dev.a2.A2Exception;
+import dev.a2.Consumer;
 import dev.a2.ConsumerContext;
 import dev.a2.ErrorCode;
 import dev.a2.Event;
@@ -51,7 +52,9 @@ import reactor.core.scheduler.Schedulers;
  * aborted the run: the model's stream is cancelled) or {@code reply.failed};</li>
  * <li>{@link #converse} runs tool calls ({@code tool.call}, {@code tool.result}) and ends the run
  * with {@code tool.approval.requested} for a tool that needs a person; the run of the later
- * {@code tool.approved} / {@code tool.rejected} event continues the conversation;</li>
+ * {@code tool.approved} / {@code tool.rejected} event continues the conversation, and the run of a
+ * Stop that comes first ends the reply {@code reply.stopped};</li>
+ * <li>every end carries the {@code usage} of the run's model calls that reported it;</li>
  * <li>the assistant's presence shows {@code thinking}, {@code streaming}, then {@code idle}.</li>
  * </ul>
  * Call it from the run's thread. An abort that is not a stop (the attempt was superseded or its
@@ -73,6 +76,9 @@ public final class ReplyStream {
 
 	/** The key of the session's id in the {@link ToolContext} a tool is called with. */
 	public static final String TOOL_SESSION_ID = "a2.sessionId";
+
+	/** What the model is told of a call that waited for approval when a Stop ended its reply. */
+	static final String STOPPED_ANSWER = "A person stopped the reply before this tool call was approved: it did not run.";
 
 	private final ReplySettings settings;
 
@@ -127,9 +133,14 @@ public final class ReplyStream {
 	 * Answers the run's trigger with {@code assistant}: the conversation through the trigger is sent
 	 * to the model, its tool calls run (or wait for approval), and the answer streams into the
 	 * session. When the trigger is a {@code tool.approved} or {@code tool.rejected} event, the tool
-	 * runs (or not) and the conversation continues from it.
+	 * runs (or not) and the conversation continues from it. When it is a Stop (a type of the consumer's
+	 * {@code abortOn}), the model is not asked: a reply that waits for approval ends stopped, its
+	 * waiting calls answered as stopped.
 	 */
 	public ReplyOutcome converse(ConsumerContext context, Assistant assistant) {
+		if (isStop(context)) {
+			return stopWaiting(context);
+		}
 		ReplyWriter writer = new ReplyWriter(context, this.settings);
 		Turn earlier = earlierAttempt(context, writer);
 		if (earlier != null && earlier.end() != null) {
@@ -175,7 +186,8 @@ public final class ReplyStream {
 					return end(context, writer, step, text.toString());
 				}
 				if (writer.step() + 1 >= this.settings.maxSteps()) {
-					failed(context, writer, "the model asked for tools " + this.settings.maxSteps() + " times in one run; a2.ai max steps reached");
+					failed(context, writer, "the model asked for tools " + this.settings.maxSteps() + " times in one run; a2.ai max steps reached",
+							usage);
 					return new ReplyOutcome(ReplyOutcome.Ending.FAILED, text.toString());
 				}
 				List<AiEvents.ToolCall> calls = step.toolCalls.stream()
@@ -187,8 +199,9 @@ public final class ReplyStream {
 				List<AiEvents.ToolApprovalRequested> waiting = new ArrayList<>();
 				for (AssistantMessage.ToolCall call : step.toolCalls) {
 					if (assistant.needsApproval(call.name())) {
+						// the run ends here: its first request carries what its model calls cost, the others nothing more
 						waiting.add(new AiEvents.ToolApprovalRequested(writer.replyTo(), writer.step(), writer.attempt(), call.id(),
-								call.name(), call.arguments()));
+								call.name(), call.arguments(), waiting.isEmpty() ? usage : null));
 					}
 					else {
 						String result = runTool(context, assistant, call.id(), call.name(), call.arguments());
@@ -229,6 +242,10 @@ public final class ReplyStream {
 		writer.toolResult(new AiEvents.ToolResult(writer.replyTo(), writer.step(), writer.attempt(), callId,
 				call.name(), result, rejection != null));
 		Conversation after = headConversation(context);
+		if (stoppedMeanwhile(after, callId)) {
+			// on the independent lane a Stop's run answered the other waiting calls while this one ran the tool
+			return null;
+		}
 		boolean othersWait = after.turns()
 			.stream()
 			.flatMap((turn) -> turn.entries().stream())
@@ -237,6 +254,107 @@ public final class ReplyStream {
 		// the conversation as of the trigger, with every answer given since: an approval pushed with this one
 		// (an "approve all") was answered by the run before, after this trigger
 		return othersWait ? null : conversation.withAnswersFrom(after);
+	}
+
+	/** Whether the reply that asked for call {@code callId} ended stopped: a Stop came while it waited. */
+	private static boolean stoppedMeanwhile(Conversation conversation, String callId) {
+		return conversation.turns()
+			.stream()
+			.filter((turn) -> turn.entries().stream().anyMatch((entry) -> entry.toolCalls().stream().anyMatch((c) -> c.id().equals(callId))))
+			.anyMatch((turn) -> AiEvents.REPLY_STOPPED.equals(turn.end()));
+	}
+
+	/** Whether the run's trigger is a Stop: an event of a type the consumer's {@code abortOn} names. */
+	private static boolean isStop(ConsumerContext context) {
+		String type = context.event().type();
+		return context.consumer().abortOn().stream().anyMatch((abort) -> abort.type().equals(type));
+	}
+
+	/**
+	 * The run of a Stop. A reply that is streaming was aborted by it already (the consumer's
+	 * {@code abortOn}); one that ended waiting for a person's approval has no run to abort, so the
+	 * Stop's own run ends it: each call that still waits is answered as stopped (a model must be sent
+	 * an answer for every call it made, and an approval pushed later finds the call answered and runs
+	 * nothing), and the reply ends {@code reply.stopped}. Only the latest reply the Stop would have
+	 * aborted counts, as its {@code abortOn} predicate says: a Stop after a reply that completed changes
+	 * nothing. The model is not called.
+	 */
+	private ReplyOutcome stopWaiting(ConsumerContext context) {
+		Event stop = context.event();
+		Conversation now = headConversation(context);
+		Turn waiting = latestReplyStoppedBy(context, now, stop);
+		if (waiting == null || !AiEvents.TOOL_APPROVAL_REQUESTED.equals(waiting.end())) {
+			return new ReplyOutcome(ReplyOutcome.Ending.NONE, "");
+		}
+		List<AiEvents.ToolResult> answers = new ArrayList<>();
+		int step = 0;
+		for (Conversation.Entry entry : waiting.entries()) {
+			for (ToolCallEntry call : entry.toolCalls()) {
+				if (!now.answered(call.id())) {
+					step = entry.step();
+					answers.add(new AiEvents.ToolResult(stop.index(), 0, context.attempt(), call.id(), call.name(),
+							STOPPED_ANSWER, true));
+				}
+			}
+		}
+		if (answers.isEmpty()) {
+			// every call was answered (the run of the last answer continues the conversation): nothing waits
+			return new ReplyOutcome(ReplyOutcome.Ending.NONE, "");
+		}
+		String reason = "event " + stop.index() + " of type '" + stop.type() + "' arrived while the reply waited for approval";
+		// the approval request carried the run's usage: the stop, which calls no model, adds none
+		new ReplyWriter(context, this.settings).stoppedWaiting(answers,
+				new AiEvents.ReplyStopped(waiting.replyTo(), step, waiting.attempt(), reason, null));
+		return new ReplyOutcome(ReplyOutcome.Ending.STOPPED, waiting.text());
+	}
+
+	/**
+	 * The latest reply before {@code stop} to an event the consumer takes and the Stop aborts (by the
+	 * consumer's {@code abortOn} predicate over that event and the Stop), or {@code null}. The run of
+	 * an approval that only answered its call while others of the same answer wait is no reply of its
+	 * own, nor is a Stop's answer to the calls it stopped.
+	 */
+	private static @Nullable Turn latestReplyStoppedBy(ConsumerContext context, Conversation conversation, Event stop) {
+		List<Turn> turns = conversation.turns();
+		for (int i = turns.size() - 1; i >= 0; i--) {
+			Turn turn = turns.get(i);
+			if (turn.replyTo() <= 0 || turn.replyTo() >= stop.index() || answersOnly(turn)) {
+				continue;
+			}
+			HistoryPage page = context.session().history(turn.replyTo() - 1, 1);
+			if (page.events().isEmpty() || page.events().get(0).index() != turn.replyTo()) {
+				continue;
+			}
+			Event trigger = page.events().get(0);
+			if (context.consumer().takes(trigger.type()) && stops(context, trigger, stop)) {
+				return turn;
+			}
+		}
+		return null;
+	}
+
+	private static boolean answersOnly(Turn turn) {
+		return turn.end() == null && !turn.entries().isEmpty()
+				&& turn.entries().stream().allMatch((entry) -> Conversation.TOOL.equals(entry.role()));
+	}
+
+	/** Whether the consumer's {@code abortOn} aborts the run of {@code trigger} for {@code stop}; a predicate that throws does not. */
+	private static boolean stops(ConsumerContext context, Event trigger, Event stop) {
+		for (Consumer.AbortOn abort : context.consumer().abortOn()) {
+			if (!abort.type().equals(stop.type())) {
+				continue;
+			}
+			try {
+				if (abort.when().test(trigger, stop)) {
+					return true;
+				}
+			}
+			catch (RuntimeException ex) {
+				logger.warn("The abort predicate of consumer '" + context.consumer().name() + "' failed on event " + stop.index()
+						+ " for the reply to event " + trigger.index() + "; taken as not stopping it", ex);
+			}
+		}
+		return false;
 	}
 
 	/**
@@ -322,7 +440,7 @@ public final class ReplyStream {
 			return null;
 		}
 		claim(context, writer, earlier, earlier.text());
-		writer.stopped(reason.getMessage());
+		writer.stopped(reason.getMessage(), null);
 		// the status the dead attempt showed would otherwise stay until the presence TTL
 		writer.activity("idle");
 		return new ReplyOutcome(ReplyOutcome.Ending.STOPPED, earlier.text());
@@ -350,13 +468,13 @@ public final class ReplyStream {
 	private ReplyOutcome end(ConsumerContext context, ReplyWriter writer, Step step, String text) {
 		switch (step.ending) {
 			case COMPLETED -> writer.completed(step.finishReason, step.usage);
-			case FAILED -> failed(context, writer, String.valueOf(step.error));
+			case FAILED -> failed(context, writer, String.valueOf(step.error), step.usage);
 			case STOPPED -> {
 				A2Exception reason = Objects.requireNonNull(context.signal().reason());
 				if (!stopsTheReply(context, reason)) {
 					throw reason;
 				}
-				writer.stopped(reason.getMessage());
+				writer.stopped(reason.getMessage(), step.usage);
 			}
 			default -> throw new IllegalStateException("a step cannot end with " + step.ending);
 		}
@@ -368,10 +486,10 @@ public final class ReplyStream {
 	 * tells the user, and an operator sees the provider's failures (a 429, a timeout) without reading
 	 * sessions.
 	 */
-	private static void failed(ConsumerContext context, ReplyWriter writer, String error) {
+	private static void failed(ConsumerContext context, ReplyWriter writer, String error, @Nullable TokenUsage usage) {
 		logger.warn("The reply to event " + writer.replyTo() + " of session '" + context.session().id() + "' (attempt "
 				+ context.attempt() + ") failed: " + error);
-		writer.failed(error);
+		writer.failed(error, usage);
 	}
 
 	/**

@@ -137,18 +137,33 @@ final class ReplyWriter {
 	}
 
 	/**
-	 * The one place a stopped reply is recorded: the text streamed so far, then {@code reply.stopped},
-	 * appended from the run as the abort ends it.
+	 * The one place a running reply's stop is recorded: the text streamed so far, then
+	 * {@code reply.stopped}, appended from the run as the abort ends it.
 	 */
-	void stopped(String reason) {
+	void stopped(String reason, @Nullable TokenUsage usage) {
 		flushAll();
-		append("end", NewEvent.of(AiEvents.REPLY_STOPPED, new ReplyStopped(this.replyTo, this.step, this.attempt, reason)));
+		append("end", NewEvent.of(AiEvents.REPLY_STOPPED, new ReplyStopped(this.replyTo, this.step, this.attempt, reason, usage)));
 	}
 
-	void failed(String error) {
+	/**
+	 * Ends a reply that waited for approval, from the run of the Stop that came meanwhile: an answer
+	 * for each call that still waited, then the reply's {@code reply.stopped}, in one append, so that no
+	 * reader sees the calls answered and the reply still waiting. Its ids derive from the Stop alone: a
+	 * second attempt of its run appends nothing twice.
+	 */
+	void stoppedWaiting(List<AiEvents.ToolResult> answers, ReplyStopped stopped) {
+		NewEvent[] events = new NewEvent[answers.size() + 1];
+		for (int i = 0; i < answers.size(); i++) {
+			events[i] = NewEvent.of(AiEvents.TOOL_RESULT, answers.get(i));
+		}
+		events[answers.size()] = NewEvent.of(AiEvents.REPLY_STOPPED, stopped);
+		this.session.append("a2.ai/stop-waiting", events);
+	}
+
+	void failed(String error, @Nullable TokenUsage usage) {
 		flushAll();
 		append("end", NewEvent.of(AiEvents.REPLY_FAILED,
-				new ReplyFailed(this.replyTo, this.step, this.attempt, StorableText.replacingUnstorable(error))));
+				new ReplyFailed(this.replyTo, this.step, this.attempt, StorableText.replacingUnstorable(error), usage)));
 	}
 
 	void toolCalls(List<AiEvents.ToolCall> calls) {

@@ -1,7 +1,9 @@
 package dev.a2.ai;
 
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
@@ -10,29 +12,45 @@ import dev.a2.Consumer;
 import dev.a2.Lane;
 import dev.a2.NewEvent;
 import dev.a2.Session;
+import dev.a2.ai.AiEvents.ReplyStopped;
+import dev.a2.ai.AiEvents.ToolResult;
 import dev.a2.ai.AiTestSupport.MessageSent;
 import dev.a2.ai.AiTestSupport.StopRequested;
 import dev.a2.ai.ScriptedModel.Script;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.springframework.ai.chat.messages.AssistantMessage;
+import org.springframework.ai.chat.messages.Message;
+import org.springframework.ai.chat.messages.ToolResponseMessage;
 import org.springframework.ai.tool.ToolCallback;
 import org.springframework.ai.tool.definition.ToolDefinition;
 
+import static dev.a2.ai.AiTestSupport.ofType;
 import static dev.a2.ai.AiTestSupport.storedReply;
 import static dev.a2.ai.AiTestSupport.types;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.tuple;
 import static org.awaitility.Awaitility.await;
 
-/** A Stop at the edges of a reply: before the first token, while a tool runs, while a provider's model pauses. */
+/**
+ * A Stop at the edges of a reply: before the first token, while a tool runs, while a provider's model
+ * pauses, while a call waits for a person's approval, after the reply completed.
+ */
 class ReplyStopIntegrationTests {
 
 	private final AiTestSupport support = new AiTestSupport("stop");
 
-	/** The assistant as docs/ai-replies.md wires it: one run at a time per session, aborted by a Stop. */
+	/** Every input the refund tool ran with: its effect. */
+	private final List<String> refunds = new CopyOnWriteArrayList<>();
+
+	/**
+	 * The assistant as docs/ai-replies.md wires it: one run at a time per session, aborted by a Stop,
+	 * and run for a Stop too, which ends a reply that waits for approval.
+	 */
 	private static Consumer stoppable(Assistant assistant) {
 		ReplyStream replies = new ReplyStream(ReplySettings.DEFAULTS);
 		return Consumer.builder("chat", "assistant")
-			.types("message.sent")
+			.types("message.sent", AiEvents.TOOL_APPROVED, AiEvents.TOOL_REJECTED, "stop.requested")
 			.lane(Lane.keyed((input) -> input.session()))
 			.abortOn("stop.requested")
 			.run((context) -> {
@@ -84,7 +102,10 @@ class ReplyStopIntegrationTests {
 
 		assertThat(types(session)).as("the reply ends with reply.stopped; pending work: " + server.pendingWork())
 			.contains(AiEvents.REPLY_STOPPED);
+		// the Stop's own run finds the reply stopped already, and asks the model nothing
+		await().atMost(Duration.ofSeconds(20)).until(() -> server.pendingWork().isEmpty());
 		assertThat(model.calls()).isEqualTo(1);
+		assertThat(ofType(session, AiEvents.REPLY_STOPPED)).hasSize(1);
 		assertThat(session.presence().participants().get("assistant").get(AiEvents.PRESENCE_FIELD).value()).isEqualTo("idle");
 	}
 
@@ -135,6 +156,185 @@ class ReplyStopIntegrationTests {
 			await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> assertThat(
 					session.presence().participants().get("assistant").get(AiEvents.PRESENCE_FIELD).value()).isEqualTo("idle"));
 		}
+	}
+
+	/**
+	 * A Stop pressed while the reply waits for a person's approval ends it: the waiting call is answered
+	 * as stopped (the model must be sent an answer after every call), the reply ends {@code reply.stopped},
+	 * an approval pushed later (a second device still showed the prompt) runs nothing, and the next
+	 * message is sent to the model with the stopped call followed by its answer. It once left the reply
+	 * waiting, and the later approval ran the tool.
+	 */
+	@Test
+	void aStopWhileTheReplyWaitsForApprovalEndsItStoppedAndAnApprovalPushedLaterRunsNothing() {
+		ScriptedModel model = new ScriptedModel(Script.toolCall("call-1", "refund", "{\"order\":42}"),
+				Script.answer(Duration.ZERO, "Hi."));
+		A2Server server = this.support.server(stoppable(shop(model)));
+		Session session = server.session("chat", "stop-waiting");
+		long asked = session.append(NewEvent.of("message.sent", new MessageSent("refund order 42"))).get(0).index();
+		await().atMost(Duration.ofSeconds(20)).until(() -> types(session).contains(AiEvents.TOOL_APPROVAL_REQUESTED));
+		session.append(NewEvent.of("stop.requested", new StopRequested("ann")));
+		await().atMost(Duration.ofSeconds(20)).until(() -> types(session).contains(AiEvents.REPLY_STOPPED));
+
+		assertThat(ofType(session, AiEvents.REPLY_STOPPED).get(0).payload(ReplyStopped.class).replyTo()).isEqualTo(asked);
+		assertThat(ofType(session, AiEvents.TOOL_RESULT)).singleElement().satisfies((event) -> {
+			ToolResult answer = event.payload(ToolResult.class);
+			assertThat(answer.callId()).isEqualTo("call-1");
+			assertThat(answer.rejected()).isTrue();
+			assertThat(answer.result()).contains("stopped");
+		});
+		assertThat(turn(session, asked).end()).isEqualTo(AiEvents.REPLY_STOPPED);
+
+		session.append(NewEvent.of(AiEvents.TOOL_APPROVED, new AiEvents.ToolApproved("call-1")));
+		await().atMost(Duration.ofSeconds(20)).until(() -> server.pendingWork().isEmpty());
+		assertThat(this.refunds).isEmpty();
+		assertThat(model.calls()).isEqualTo(1);
+
+		session.append(NewEvent.of("message.sent", new MessageSent("never mind, say hi")));
+		await().atMost(Duration.ofSeconds(20)).until(() -> types(session).contains(AiEvents.REPLY_COMPLETED));
+		assertThat(types(session)).containsExactly("message.sent", AiEvents.TOOL_CALL, AiEvents.TOOL_APPROVAL_REQUESTED,
+				"stop.requested", AiEvents.TOOL_RESULT, AiEvents.REPLY_STOPPED, AiEvents.TOOL_APPROVED, "message.sent",
+				AiEvents.REPLY_DELTA, AiEvents.REPLY_COMPLETED);
+		String stoppedAnswer = ofType(session, AiEvents.TOOL_RESULT).get(0).payload(ToolResult.class).result();
+		List<Message> sent = model.prompts.get(1).getInstructions();
+		assertCallsAreFollowedByTheirAnswers(sent);
+		assertThat(sent).extracting(ReplyStopIntegrationTests::describe)
+			.containsExactly("system'You help with orders.'", "user'refund order 42'", "assistant[call-1]",
+					"tool[call-1: " + stoppedAnswer + "]", "user'never mind, say hi'");
+	}
+
+	/**
+	 * Of two calls of one answer that wait, one was approved and ran: a Stop then ends the reply, answering
+	 * only the other, and the model is sent both answers with the next message.
+	 */
+	@Test
+	void aStopAfterOneOfTwoWaitingCallsWasApprovedAnswersOnlyTheOther() {
+		ScriptedModel model = new ScriptedModel(new Script(List.of(), Duration.ZERO, -1,
+				List.of(new AssistantMessage.ToolCall("call-a", "function", "refund", "{\"order\":1}"),
+						new AssistantMessage.ToolCall("call-b", "function", "refund", "{\"order\":2}")),
+				null, null), Script.answer(Duration.ZERO, "Noted."));
+		A2Server server = this.support.server(stoppable(shop(model)));
+		Session session = server.session("chat", "stop-one-of-two");
+		long asked = session.append(NewEvent.of("message.sent", new MessageSent("refund orders 1 and 2"))).get(0).index();
+		await().atMost(Duration.ofSeconds(20)).until(() -> types(session).contains(AiEvents.TOOL_APPROVAL_REQUESTED));
+		session.append(NewEvent.of(AiEvents.TOOL_APPROVED, new AiEvents.ToolApproved("call-a")));
+		await().atMost(Duration.ofSeconds(20)).until(() -> types(session).contains(AiEvents.TOOL_RESULT) && server.pendingWork().isEmpty());
+		session.append(NewEvent.of("stop.requested", new StopRequested("ann")));
+		await().atMost(Duration.ofSeconds(20)).until(() -> types(session).contains(AiEvents.REPLY_STOPPED));
+
+		assertThat(this.refunds).containsExactly("{\"order\":1}");
+		assertThat(ofType(session, AiEvents.TOOL_RESULT)).extracting((event) -> event.payload(ToolResult.class))
+			.extracting(ToolResult::callId, ToolResult::rejected)
+			.containsExactly(tuple("call-a", false), tuple("call-b", true));
+		assertThat(ofType(session, AiEvents.REPLY_STOPPED).get(0).payload(ReplyStopped.class).replyTo()).isEqualTo(asked);
+
+		session.append(NewEvent.of("message.sent", new MessageSent("thanks")));
+		await().atMost(Duration.ofSeconds(20)).until(() -> types(session).contains(AiEvents.REPLY_COMPLETED));
+		assertThat(model.calls()).isEqualTo(2);
+		String stoppedAnswer = ofType(session, AiEvents.TOOL_RESULT).get(1).payload(ToolResult.class).result();
+		assertThat(stoppedAnswer).contains("stopped");
+		List<Message> sent = model.prompts.get(1).getInstructions();
+		assertCallsAreFollowedByTheirAnswers(sent);
+		assertThat(sent).extracting(ReplyStopIntegrationTests::describe)
+			.containsExactly("system'You help with orders.'", "user'refund orders 1 and 2'", "assistant[call-a, call-b]",
+					"tool[call-a: refunded]", "tool[call-b: " + stoppedAnswer + "]", "user'thanks'");
+	}
+
+	/**
+	 * A Stop and an approval pushed together, in either order: the keyed lane runs them one at a time.
+	 * The approval's run does not start when the Stop follows it in the log (the consumer's abortOn), and
+	 * finds the call answered when the Stop came first: either way the tool never runs and the reply ends
+	 * stopped.
+	 */
+	@Test
+	void aStopAndAnApprovalPushedTogetherOnTheKeyedLaneEndTheReplyStoppedWithoutRunningTheTool() {
+		ScriptedModel model = new ScriptedModel(Script.toolCall("call-1", "refund", "{}"), Script.toolCall("call-2", "refund", "{}"));
+		A2Server server = this.support.server(stoppable(shop(model)));
+		Session approvalFirst = waitingForApproval(server, "approval-then-stop");
+		approvalFirst.append(List.of(NewEvent.of(AiEvents.TOOL_APPROVED, new AiEvents.ToolApproved("call-1")),
+				NewEvent.of("stop.requested", new StopRequested("ann"))));
+		Session stopFirst = waitingForApproval(server, "stop-then-approval");
+		stopFirst.append(List.of(NewEvent.of("stop.requested", new StopRequested("ann")),
+				NewEvent.of(AiEvents.TOOL_APPROVED, new AiEvents.ToolApproved("call-2"))));
+		await().atMost(Duration.ofSeconds(20)).until(() -> types(approvalFirst).contains(AiEvents.REPLY_STOPPED)
+				&& types(stopFirst).contains(AiEvents.REPLY_STOPPED) && server.pendingWork().isEmpty());
+
+		assertThat(this.refunds).isEmpty();
+		assertThat(model.calls()).isEqualTo(2);
+		for (Session session : List.of(approvalFirst, stopFirst)) {
+			assertThat(ofType(session, AiEvents.TOOL_RESULT)).singleElement()
+				.satisfies((event) -> assertThat(event.payload(ToolResult.class).rejected()).isTrue());
+			assertThat(ofType(session, AiEvents.REPLY_STOPPED)).hasSize(1);
+		}
+	}
+
+	/** A Stop pressed after the reply completed changes nothing, and asks the model nothing. */
+	@Test
+	void aStopAfterTheReplyCompletedChangesNothing() {
+		ScriptedModel model = new ScriptedModel(Script.answer(Duration.ZERO, "Done."));
+		A2Server server = this.support.server(stoppable(shop(model)));
+		Session session = server.session("chat", "stop-after-completed");
+		session.append(NewEvent.of("message.sent", new MessageSent("hi")));
+		await().atMost(Duration.ofSeconds(20)).until(() -> types(session).contains(AiEvents.REPLY_COMPLETED));
+		session.append(NewEvent.of("stop.requested", new StopRequested("ann")));
+		await().atMost(Duration.ofSeconds(20)).until(() -> server.pendingWork().isEmpty());
+
+		assertThat(types(session)).containsExactly("message.sent", AiEvents.REPLY_DELTA, AiEvents.REPLY_COMPLETED, "stop.requested");
+		assertThat(model.calls()).isEqualTo(1);
+	}
+
+	/** The model asks for a refund (its first script), which waits for a person. */
+	private static Session waitingForApproval(A2Server server, String id) {
+		Session session = server.session("chat", id);
+		session.append(NewEvent.of("message.sent", new MessageSent("refund everything")));
+		await().atMost(Duration.ofSeconds(20)).until(() -> types(session).contains(AiEvents.TOOL_APPROVAL_REQUESTED));
+		return session;
+	}
+
+	/** An assistant whose refund tool waits for a person's approval. */
+	private Assistant shop(ScriptedModel model) {
+		ToolCallback refund = new ToolCallback() {
+
+			@Override
+			public ToolDefinition getToolDefinition() {
+				return ToolDefinition.builder().name("refund").description("refund").inputSchema("{\"type\":\"object\"}").build();
+			}
+
+			@Override
+			public String call(String toolInput) {
+				ReplyStopIntegrationTests.this.refunds.add(toolInput);
+				return "refunded";
+			}
+
+		};
+		return Assistant.builder(model).system("You help with orders.").tools(refund).approvalRequired("refund").build();
+	}
+
+	private static Conversation.Turn turn(Session session, long replyTo) {
+		return ((Conversation) session.state(AiEvents.CONVERSATION).state()).reply(replyTo);
+	}
+
+	private static void assertCallsAreFollowedByTheirAnswers(List<Message> sent) {
+		for (int i = 0; i < sent.size(); i++) {
+			if (sent.get(i) instanceof AssistantMessage assistant && assistant.hasToolCalls()) {
+				for (int c = 0; c < assistant.getToolCalls().size(); c++) {
+					int at = i + 1 + c;
+					assertThat(at).as("the answers follow the call; sent: " + sent.stream().map(ReplyStopIntegrationTests::describe).toList())
+						.isLessThan(sent.size());
+					assertThat(sent.get(at)).isInstanceOf(ToolResponseMessage.class);
+				}
+			}
+		}
+	}
+
+	private static String describe(Message message) {
+		if (message instanceof AssistantMessage assistant && assistant.hasToolCalls()) {
+			return "assistant" + assistant.getToolCalls().stream().map(AssistantMessage.ToolCall::id).toList();
+		}
+		if (message instanceof ToolResponseMessage tool) {
+			return "tool" + tool.getResponses().stream().map((response) -> response.id() + ": " + response.responseData()).toList();
+		}
+		return message.getMessageType().getValue() + "'" + message.getText() + "'";
 	}
 
 }

@@ -190,7 +190,7 @@ class ReplyStreamIntegrationTests {
 				NewEvent.of(AiEvents.REPLY_DELTA, new ReplyDelta(replyTo, 0, 2, "new answer")),
 				NewEvent.of(AiEvents.REPLY_COMPLETED, new ReplyCompleted(replyTo, 0, 2, "STOP", null)),
 				NewEvent.of(AiEvents.REPLY_DELTA, new ReplyDelta(replyTo, 0, 1, "zombie text")),
-				NewEvent.of(AiEvents.REPLY_STOPPED, new ReplyStopped(replyTo, 0, 1, "zombie"))));
+				NewEvent.of(AiEvents.REPLY_STOPPED, new ReplyStopped(replyTo, 0, 1, "zombie", null))));
 		Conversation.Turn turn = ((Conversation) session.state(AiEvents.CONVERSATION).state()).reply(replyTo);
 		assertThat(turn.text()).isEqualTo("new answer");
 		assertThat(turn.end()).isEqualTo(AiEvents.REPLY_COMPLETED);
