@@ -111,7 +111,9 @@ function drawApproval(approval, thread) {
 function renderAssistant(event) {
   const reply = answers.apply(event);
   if (reply) drawReply(reply);
-  const mine = [...replies.values()].some((li) => li.dataset.thread === me && li.classList.contains("streaming"));
+  // a reply of my thread that streams, or waits for an approval: Stop ends either
+  const mine = [...replies.values()].some((li) => li.dataset.thread === me
+    && (li.classList.contains("streaming") || li.classList.contains("waiting")));
   $("stop").hidden = !mine;
 }
 // ---------------------------------------------------------------------------------------------------

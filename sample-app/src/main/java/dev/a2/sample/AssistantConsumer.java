@@ -27,7 +27,7 @@ import org.springframework.context.annotation.Configuration;
  * conversation (folded from its events) is sent to the model, and {@link ReplyStream} streams the
  * answer into the room, coalesced, attempt-safe and stoppable. A {@code stop.requested} in the same
  * thread aborts the reply and cancels the model's stream; asking for a pizza calls a tool that waits
- * for a person's {@code tool.approved}.
+ * for a person's {@code tool.approved}, and a Stop while it waits ends that reply.
  * <p>
  * It is declared as a {@link Consumer} bean rather than with {@code @A2Consumer} because its
  * {@code abortOn} needs a predicate, and its lane key a function: each thread is a keyed lane, so the
@@ -59,9 +59,11 @@ class AssistantConsumer {
 			.approvalRequired(OfflineChatModel.PIZZA_TOOL)
 			.build();
 		return Consumer.builder("chat", "assistant")
-			.types("message.sent", AiEvents.TOOL_APPROVED, AiEvents.TOOL_REJECTED)
-			// approvals on a lane of their own, one at a time: two approvals of one call (two devices) must not
-			// both find it unanswered and order two pizzas
+			// a Stop is taken too: a reply waiting for a person's approval has no run for it to abort, so the
+			// Stop's own run ends that reply (ReplyStream.converse)
+			.types("message.sent", AiEvents.TOOL_APPROVED, AiEvents.TOOL_REJECTED, "stop.requested")
+			// approvals and Stops on a lane of their own, one at a time: two approvals of one call (two devices)
+			// must not both find it unanswered and order two pizzas, nor an approval and a Stop both act on it
 			.lane(Lane.keyed((input) -> (input.payload() instanceof MessageSent message) ? message.thread() : "approvals"))
 			.abortOn("stop.requested", (trigger, stop) -> trigger.payload() instanceof MessageSent message
 					&& message.thread().equals(stop.payload(StopRequested.class).thread()))

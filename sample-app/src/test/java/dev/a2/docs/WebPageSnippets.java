@@ -13,6 +13,7 @@ import dev.a2.store.postgres.PostgresSessionChanges;
 import dev.a2.web.A2Authorizer;
 import dev.a2.web.A2Endpoints;
 import dev.a2.web.A2Permission;
+import dev.a2.web.A2UnreadBodyFilter;
 import dev.a2.web.A2WebExceptionHandler;
 import dev.a2.web.A2WebSettings;
 import dev.a2.web.LiveConnections;
@@ -56,6 +57,7 @@ class WebPageSnippets {
 		context.registerBean("a2SocketMapping", SimpleUrlHandlerMapping.class, endpoints::socketMapping);
 		context.registerBean("a2WebExceptionHandler", A2WebExceptionHandler.class, endpoints::exceptionHandler);
 		context.registerBean("a2LiveConnections", LiveConnections.class, endpoints::connections);
+		context.registerBean("a2UnreadBodyFilter", A2UnreadBodyFilter.class, endpoints::unreadBodyFilter);
 		// end::without-spring-boot[]
 		return endpoints;
 	}

@@ -7,18 +7,20 @@ import dev.a2.ai.AiEvents;
 import dev.a2.ai.AiEvents.ToolApprovalRequested;
 import dev.a2.ai.AiEvents.ToolResult;
 import dev.a2.sample.TourContract.MessageSent;
+import dev.a2.sample.TourContract.StopRequested;
 import dev.a2.testkit.A2Test;
 import dev.a2.testkit.A2TestKit;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.beans.factory.annotation.Autowired;
 
+import static dev.a2.testkit.A2Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * The pizza tool waits for a person's approval. An approval pushed twice (two devices, a double
  * click) orders one pizza: the assistant handles approvals one at a time, so the second finds the
- * call answered.
+ * call answered. A Stop while it waits ends the reply, and orders nothing.
  */
 @A2Test(consumers = "assistant", properties = "sample.assistant.token-delay=0ms")
 class AssistantApprovalTests {
@@ -48,6 +50,35 @@ class AssistantApprovalTests {
 			.asString()
 			.startsWith("Pizza order #");
 		assertThat(ofType(room, AiEvents.REPLY_COMPLETED)).hasSize(1);
+	}
+
+	@Test
+	void aStopWhileThePizzaWaitsForApprovalEndsTheReplyAndALaterApprovalOrdersNothing() {
+		Session room = this.kit.session("chat", "stopped-pizza");
+		room.append(NewEvent.of("message.sent", new MessageSent("@assistant order a pizza", "ann", "ann")));
+		this.kit.drain();
+		String callId = ofType(room, AiEvents.TOOL_APPROVAL_REQUESTED).get(0).payload(ToolApprovalRequested.class).callId();
+
+		room.append(NewEvent.of("stop.requested", new StopRequested("ann")));
+		this.kit.drain();
+		assertThat(ofType(room, AiEvents.REPLY_STOPPED)).hasSize(1);
+
+		// the page of another device still showed the prompt: its approval finds the call answered
+		room.append(NewEvent.of(AiEvents.TOOL_APPROVED, new AiEvents.ToolApproved(callId)));
+		this.kit.drain();
+		assertThat(ofType(room, AiEvents.TOOL_RESULT)).extracting((event) -> event.payload(ToolResult.class))
+			.singleElement()
+			.satisfies((result) -> {
+				assertThat(result.rejected()).isTrue();
+				assertThat(result.result()).doesNotStartWith("Pizza order #");
+			});
+		assertThat(ofType(room, AiEvents.REPLY_COMPLETED)).isEmpty();
+
+		// and the room goes on: the next question is answered with a prompt the model accepts
+		room.append(NewEvent.of("message.sent", new MessageSent("@assistant hello again", "ann", "ann")));
+		this.kit.drain();
+		assertThat(ofType(room, AiEvents.REPLY_COMPLETED)).hasSize(1);
+		assertThat(this.kit).isQuiet().hasNoDeadLetters();
 	}
 
 	private static java.util.List<Event> ofType(Session room, String type) {
