@@ -8,6 +8,7 @@ import dev.a2.web.A2Endpoints;
 import dev.a2.web.A2Routes;
 import dev.a2.web.A2Servlet;
 import dev.a2.web.A2SocketHandler;
+import dev.a2.web.A2UnreadBodyFilter;
 import dev.a2.web.A2WebExceptionHandler;
 import dev.a2.web.A2WebSettings;
 import dev.a2.web.LiveConnections;
@@ -123,6 +124,18 @@ public final class A2WebAutoConfiguration {
 	A2WebExceptionHandler a2WebExceptionHandler(ObjectProvider<JsonMapper> jsonMapper, A2Properties properties) {
 		return new A2WebExceptionHandler(jsonMapper.getIfUnique(() -> JsonMapper.builder().build()),
 				settings(properties).basePath());
+	}
+
+	/**
+	 * A WebFlux application: a push that a filter before A2 refuses unread (Spring Security's CSRF
+	 * check) has its body read before the refusal is written, or Reactor Netty leaves the keep-alive
+	 * connection deaf to the page's next request (see {@link A2UnreadBodyFilter}).
+	 */
+	@Bean
+	@ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.REACTIVE)
+	@ConditionalOnMissingBean
+	A2UnreadBodyFilter a2UnreadBodyFilter(A2Properties properties) {
+		return new A2UnreadBodyFilter(properties.getWeb().getBasePath(), properties.getWeb().getMaxPushBytes().toBytes());
 	}
 
 	private static A2WebSettings settings(A2Properties properties) {

@@ -11,6 +11,7 @@ import dev.a2.test.TestPostgres;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledIf;
+import reactor.netty.http.client.HttpClient;
 
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
@@ -18,6 +19,7 @@ import org.springframework.boot.test.web.server.LocalManagementPort;
 import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.context.annotation.Import;
 import org.springframework.http.MediaType;
+import org.springframework.http.client.reactive.ReactorClientHttpConnector;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
 import org.springframework.test.web.reactive.server.WebTestClient;
@@ -91,9 +93,14 @@ class A2EndpointManagementPortSecuredIntegrationTests {
 			.expectStatus().isForbidden()
 			.expectBody().jsonPath("$.error.code").isEqualTo("FORBIDDEN");
 		// a redrive without the CSRF token is refused before it reaches the endpoint, and changes nothing;
-		// on a connection of its own: Spring Security refuses it without reading its body, and Reactor Netty
-		// then stops reading the keep-alive connection, so the next request on it hung (reactor-netty#4361)
-		as("olga", this.management.post().uri("/actuator/a2/redrive")).contentType(MediaType.APPLICATION_JSON)
+		// sent as the first request of a connection of its own: Spring Security refuses it without reading its
+		// body, and Reactor Netty 1.3 stops reading a keep-alive connection where a request came while such a
+		// body was unread (reactor-netty#4361; A2UnreadBodyFilter covers A2's routes, not the actuator)
+		WebTestClient ownConnection = WebTestClient
+			.bindToServer(new ReactorClientHttpConnector(HttpClient.newConnection()))
+			.baseUrl("http://localhost:" + this.managementPort)
+			.build();
+		as("olga", ownConnection.post().uri("/actuator/a2/redrive")).contentType(MediaType.APPLICATION_JSON)
 			.header("Connection", "close")
 			.bodyValue(redrive(session, dead.index()))
 			.exchange()

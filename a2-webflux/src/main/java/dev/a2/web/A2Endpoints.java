@@ -23,8 +23,9 @@ import org.springframework.web.reactive.socket.server.support.HandshakeWebSocket
 
 /**
  * A2's endpoints (§10) put together from an {@link A2Server}, for an application that wires A2 itself:
- * register {@link #routerFunction()}, {@link #socketMapping()}, {@link #exceptionHandler()} and
- * {@link #connections()} as beans of a WebFlux application, and {@link #close()} it on shutdown.
+ * register {@link #routerFunction()}, {@link #socketMapping()}, {@link #exceptionHandler()},
+ * {@link #connections()} and {@link #unreadBodyFilter()} as beans of a WebFlux application, and
+ * {@link #close()} it on shutdown.
  * Spring Boot's auto-configuration builds the same parts one bean at a time, each replaceable.
  *
  * <pre class="code">
@@ -42,6 +43,8 @@ public final class A2Endpoints implements AutoCloseable {
 	private final A2WebExceptionHandler exceptionHandler;
 
 	private final LiveConnections connections;
+
+	private final A2UnreadBodyFilter unreadBodyFilter;
 
 	private final SessionFeeds feeds;
 
@@ -65,6 +68,7 @@ public final class A2Endpoints implements AutoCloseable {
 				builder.settings, builder.observations, this.connections);
 		this.socketMapping = socketMapping(socket, builder.settings, builder.limits.maxBytes());
 		this.exceptionHandler = new A2WebExceptionHandler(builder.jsonMapper, builder.settings.basePath());
+		this.unreadBodyFilter = new A2UnreadBodyFilter(builder.settings.basePath(), builder.limits.maxBytes());
 	}
 
 	/** Endpoints over {@code server}; an authorizer must be given. */
@@ -112,6 +116,15 @@ public final class A2Endpoints implements AutoCloseable {
 	 */
 	public LiveConnections connections() {
 		return this.connections;
+	}
+
+	/**
+	 * Reads the body of a request under the base path that a filter before A2 refused unread (Spring
+	 * Security's CSRF check), so that Reactor Netty goes on reading its keep-alive connection; a
+	 * {@link org.springframework.web.server.WebFilter} ordered before Spring Security's chain.
+	 */
+	public A2UnreadBodyFilter unreadBodyFilter() {
+		return this.unreadBodyFilter;
 	}
 
 	/** Stops the live feeds and the store threads of the endpoints. */

@@ -60,6 +60,7 @@ class WithoutSpringBootIntegrationTests {
 				context.registerBean("a2SocketMapping", SimpleUrlHandlerMapping.class,
 						endpoints::socketMapping);
 				context.registerBean("a2WebExceptionHandler", A2WebExceptionHandler.class, endpoints::exceptionHandler);
+				context.registerBean("a2UnreadBodyFilter", A2UnreadBodyFilter.class, endpoints::unreadBodyFilter);
 				context.refresh();
 				HttpHandler handler = WebHttpHandlerBuilder.applicationContext(context).build();
 				DisposableServer http = HttpServer.create().port(0).handle(new ReactorHttpHandlerAdapter(handler)).bindNow();
