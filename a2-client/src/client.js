@@ -522,6 +522,7 @@ class Session {
     this.written = new Set();   // presence fields written and not removed, kept alive or not: the goodbye removes them
     this.keepTimer = null;
     this.presenceDown = false;  // a keep-alive failed for want of the network: told once, until a write gets through
+    this.keepHeld = false;      // the view failed: its kept fields wait, unwritten, for it to be live again
     this.stateReads = null;
     this.snapshot = null;
     this.subscribe = this.subscribe.bind(this);
@@ -604,8 +605,18 @@ class Session {
 
   setStatus(status, error = null) {
     if (this.status === status && (this.error === error || status === "reconnecting")) return;
-    // back after an outage, which may have outlasted the server's TTL: the kept fields at once, not at the next keep-alive
-    const back = status === "live" && this.status === "reconnecting";
+    // back after an outage, which may have outlasted the server's TTL, or after an error the page reconnected from:
+    // the kept fields at once, not at the next keep-alive
+    const back = status === "live" && (this.status === "reconnecting" || this.keepHeld);
+    if (status === "live" || status === "closed") this.keepHeld = false;
+    if (status === "error") {
+      // the view stopped (its stream or subscription refused: the caller may no longer read the session, say): its
+      // presence is not kept alive meanwhile, where each write would be refused again and told again; the kept fields
+      // are written again if the page reconnects it
+      clearInterval(this.keepTimer);
+      this.keepTimer = null;
+      this.keepHeld = true;
+    }
     this.status = status;
     this.error = error;
     this.emit("status", status, error);
@@ -999,7 +1010,7 @@ class Session {
   keepAlive() {
     clearInterval(this.keepTimer);
     this.keepTimer = null;
-    if (Object.keys(this.kept).length === 0 || this.closed || this.client.hidden) return;
+    if (Object.keys(this.kept).length === 0 || this.closed || this.client.hidden || this.status === "error") return;
     this.keepTimer = setInterval(() => this.writeKept(), Math.max(250, this.client.presenceTtl / 3));
   }
 
@@ -1340,8 +1351,9 @@ class SocketLine {
             this.acks.delete(ref);
             oldest.resolve(null);
           }
-        } else if (group && group.pending > 0) {
-          // the subscription was refused (403, 404…): this session's views stop; others go on
+        } else if (group && (group.pending > 0 || frame.unsubscribed)) {
+          // the subscription was refused (403, 404…), or the server ended it (the caller may no longer read the
+          // session, "unsubscribed": true): this session's views stop, until the page calls reconnect(); others go on
           this.sessions.delete(frame.session);
           this.send({ type: "unsubscribe", session: frame.session });   // one confirmed before, if any
           for (const view of group.views) {

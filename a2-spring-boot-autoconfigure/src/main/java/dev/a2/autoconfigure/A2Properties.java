@@ -66,6 +66,8 @@ public class A2Properties implements InitializingBean {
 			.atLeast("a2.web.max-subscriptions-per-socket", this.web.maxSubscriptionsPerSocket, 1)
 			.atLeast("a2.web.store-threads", this.web.storeThreads, 1)
 			.positive("a2.web.poll", this.web.poll)
+			// 0 never asks the authorizer again about an open stream
+			.notNegative("a2.web.reauthorize-every", this.web.reauthorizeEvery)
 			.positive("a2.ai.flush-interval", this.ai.flushInterval)
 			.atLeast("a2.ai.flush-tokens", this.ai.flushTokens, 1)
 			.atLeast("a2.ai.max-steps", this.ai.maxSteps, 1)
@@ -608,6 +610,24 @@ public class A2Properties implements InitializingBean {
 		 * participant; the A2Authorizer, which sees the write, decides).
 		 */
 		private PresenceParticipant presenceParticipant = PresenceParticipant.CALLER;
+
+		/**
+		 * How often an open SSE stream or socket subscription asks the A2Authorizer again whether its
+		 * caller may still read its session; one it may no longer read ends (the client's reconnect, or
+		 * subscription, is then refused with FORBIDDEN). Each stream asks at a moment of its own within
+		 * the interval, one authorizer call per stream per interval; an authorizer that throws leaves the
+		 * stream open (logged at WARN). 0 never asks again: a caller the authorizer stops allowing reads
+		 * on until the connection ends.
+		 */
+		private Duration reauthorizeEvery = Duration.ofMinutes(1);
+
+		public Duration getReauthorizeEvery() {
+			return this.reauthorizeEvery;
+		}
+
+		public void setReauthorizeEvery(Duration reauthorizeEvery) {
+			this.reauthorizeEvery = reauthorizeEvery;
+		}
 
 		public PresenceParticipant getPresenceParticipant() {
 			return this.presenceParticipant;

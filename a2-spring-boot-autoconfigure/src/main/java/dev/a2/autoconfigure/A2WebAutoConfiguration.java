@@ -142,7 +142,8 @@ public final class A2WebAutoConfiguration {
 		A2Properties.Web web = properties.getWeb();
 		return new A2WebSettings(web.getBasePath(), web.getPing(), web.getMaxSubscriptionsPerSocket(), web.getAllowedOrigins(),
 				(web.getPresenceParticipant() == A2Properties.PresenceParticipant.ANY) ? PresenceParticipant.ANY
-						: PresenceParticipant.CALLER);
+						: PresenceParticipant.CALLER,
+				web.getReauthorizeEvery());
 	}
 
 	/**

@@ -126,6 +126,7 @@ class A2AutoConfigurationIntegrationTests {
 			a2.state.snapshot-every=0   | a2.state.snapshot-every must be at least 1, was 0
 			a2.web.ping=-15s            | a2.web.ping must be longer than 0 (such as 1s), was -15s
 			a2.web.poll=0s              | a2.web.poll must be longer than 0 (such as 1s), was 0s
+			a2.web.reauthorize-every=-1m | a2.web.reauthorize-every must be 0 or longer, was -60s
 			a2.web.store-threads=0      | a2.web.store-threads must be at least 1, was 0
 			a2.web.max-push-bytes=0     | a2.web.max-push-bytes must be at least 1B (such as 256KB), was 0B
 			a2.drain.retry-max=-1500ms  | a2.drain.retry-max must be 0 or longer, was -1500ms

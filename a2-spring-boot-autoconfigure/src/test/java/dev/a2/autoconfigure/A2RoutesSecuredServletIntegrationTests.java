@@ -2,6 +2,8 @@ package dev.a2.autoconfigure;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 
 import dev.a2.Contract;
@@ -11,6 +13,7 @@ import dev.a2.web.A2Permission;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import reactor.core.Disposable;
+import reactor.core.publisher.Mono;
 
 import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
@@ -44,8 +47,11 @@ import static org.awaitility.Awaitility.await;
  */
 @SpringBootTest(classes = A2RoutesSecuredServletIntegrationTests.SecuredMvcApplication.class,
 		webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-		properties = { "spring.main.web-application-type=servlet", "a2.web.poll=200ms" })
+		properties = { "spring.main.web-application-type=servlet", "a2.web.poll=200ms", "a2.web.reauthorize-every=200ms" })
 class A2RoutesSecuredServletIntegrationTests {
+
+	/** {@code "user/session"}: who a test removed from a session he reached. */
+	static final Set<String> REMOVED = ConcurrentHashMap.newKeySet();
 
 	private static final ParameterizedTypeReference<ServerSentEvent<String>> SSE = new ParameterizedTypeReference<>() {
 	};
@@ -84,11 +90,11 @@ class A2RoutesSecuredServletIntegrationTests {
 					User.withUsername("bob").password("{noop}b-pass").roles("USER").build());
 		}
 
-		/** Each user reaches the sessions named after him. */
+		/** Each user reaches the sessions named after him, unless a test removed him. */
 		@Bean
 		A2Authorizer a2Authorizer() {
 			return (caller, permission, contract, session) -> caller != null && permission != A2Permission.OPERATE
-					&& session.startsWith("user-" + caller.getName() + "-");
+					&& session.startsWith("user-" + caller.getName() + "-") && !REMOVED.contains(caller.getName() + "/" + session);
 		}
 
 	}
@@ -164,6 +170,40 @@ class A2RoutesSecuredServletIntegrationTests {
 		}
 		finally {
 			stream.dispose();
+		}
+	}
+
+	/**
+	 * The servlet's stream is asked again ({@code a2.web.reauthorize-every}) whether its caller may still
+	 * read: it went on for as long as the connection held once the caller was removed.
+	 */
+	@Test
+	void aStreamWhoseCallerWasRemovedEndsAndItsReconnectIsRefused() {
+		String session = "user-alice-3";
+		WebClient client = WebClient.create("http://localhost:" + this.port);
+		List<ServerSentEvent<String>> seen = new CopyOnWriteArrayList<>();
+		Disposable stream = client.get()
+			.uri("/a2/notes/sessions/" + session + "/stream")
+			.headers((headers) -> headers.setBasicAuth("alice", "a-pass"))
+			.retrieve()
+			.bodyToFlux(SSE)
+			.doOnNext(seen::add)
+			.then(Mono.fromRunnable(() -> seen.add(ServerSentEvent.<String>builder().event("ended").build())))
+			.subscribe();
+		try {
+			await().atMost(Duration.ofSeconds(20)).until(() -> seen.stream().anyMatch((event) -> "presence".equals(event.event())));
+			REMOVED.add("alice/" + session);
+			await().atMost(Duration.ofSeconds(20)).until(() -> seen.stream().anyMatch((event) -> "ended".equals(event.event())));
+			assertThat(seen.get(seen.size() - 2).comment()).contains("may no longer read this session");
+			this.http.get().uri("/a2/notes/sessions/" + session + "/stream")
+				.headers((headers) -> headers.setBasicAuth("alice", "a-pass"))
+				.exchange()
+				.expectStatus().isForbidden()
+				.expectBody().jsonPath("$.error.code").isEqualTo("FORBIDDEN");
+		}
+		finally {
+			stream.dispose();
+			REMOVED.clear();
 		}
 	}
 

@@ -7,8 +7,10 @@ import java.util.Objects;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Decides whether a caller may act on a session; asked on every route and socket frame, and by the
- * {@code a2} actuator endpoint. It runs on A2's store threads (or the actuator's), never on an event
+ * Decides whether a caller may act on a session; asked on every route and socket frame, again for
+ * {@link A2Permission#READ} on an open SSE stream or socket subscription every
+ * {@link A2WebSettings#reauthorizeEvery()} (which ends when refused), and by the {@code a2} actuator
+ * endpoint. It runs on A2's store threads (or the actuator's), never on an event
  * loop, so it may read a database.
  * <p>
  * A lambda decides from the permission, the contract and the session:

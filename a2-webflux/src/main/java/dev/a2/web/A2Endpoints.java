@@ -168,8 +168,8 @@ public final class A2Endpoints implements AutoCloseable {
 		}
 
 		/**
-		 * Base path, pings, subscriptions per socket, allowed origins and presence participants (default
-		 * {@code /a2}, 15 s, 100, none, {@link PresenceParticipant#CALLER}).
+		 * Base path, pings, subscriptions per socket, allowed origins, presence participants and re-checks
+		 * of open streams (default {@code /a2}, 15 s, 100, none, {@link PresenceParticipant#CALLER}, 1 min).
 		 */
 		public Builder settings(A2WebSettings settings) {
 			this.settings = Objects.requireNonNull(settings, "settings");
@@ -183,7 +183,22 @@ public final class A2Endpoints implements AutoCloseable {
 		public Builder presenceParticipant(PresenceParticipant presenceParticipant) {
 			A2WebSettings current = this.settings;
 			this.settings = new A2WebSettings(current.basePath(), current.ping(), current.maxSubscriptionsPerSocket(),
-					current.allowedOrigins(), Objects.requireNonNull(presenceParticipant, "presenceParticipant"));
+					current.allowedOrigins(), Objects.requireNonNull(presenceParticipant, "presenceParticipant"),
+					current.reauthorizeEvery());
+			return this;
+		}
+
+		/**
+		 * How often an open SSE stream or socket subscription asks the authorizer again whether its caller
+		 * may still {@link A2Permission#READ read} its session (default one minute,
+		 * {@link A2WebSettings#REAUTHORIZE_EVERY}); one it may no longer read ends. {@link Duration#ZERO}
+		 * never asks again: a caller the authorizer stops allowing then reads on until the connection ends.
+		 */
+		public Builder reauthorizeEvery(Duration reauthorizeEvery) {
+			A2WebSettings current = this.settings;
+			this.settings = new A2WebSettings(current.basePath(), current.ping(), current.maxSubscriptionsPerSocket(),
+					current.allowedOrigins(), current.presenceParticipant(),
+					Objects.requireNonNull(reauthorizeEvery, "reauthorizeEvery"));
 			return this;
 		}
 

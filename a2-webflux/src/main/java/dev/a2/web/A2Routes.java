@@ -44,7 +44,7 @@ public final class A2Routes {
 	/** The routes over a server, with the parts {@link A2Endpoints} and the auto-configuration share. */
 	public A2Routes(A2Server server, Wire wire, SessionFeeds feeds, PresenceFeeds presence, A2Authorizer authorizer,
 			Scheduler scheduler, A2WebSettings settings, ObservationRegistry observations, LiveConnections connections) {
-		Access access = new Access(server, authorizer, settings.presenceParticipant());
+		Access access = new Access(server, authorizer, settings);
 		this.wire = wire;
 		this.basePath = settings.basePath();
 		this.sessions = new SessionHandlers(server, wire, access, scheduler, observations);

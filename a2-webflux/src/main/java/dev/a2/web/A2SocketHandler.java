@@ -27,7 +27,7 @@ public final class A2SocketHandler implements WebSocketHandler {
 	/** The socket over a server, with the parts {@link A2Endpoints} and the auto-configuration share. */
 	public A2SocketHandler(A2Server server, Wire wire, SessionFeeds feeds, PresenceFeeds presence, A2Authorizer authorizer,
 			Scheduler scheduler, A2WebSettings settings, ObservationRegistry observations, LiveConnections connections) {
-		this.shared = new SocketConnection.Shared(server, wire, feeds, presence, new Access(server, authorizer, settings.presenceParticipant()), scheduler, settings,
+		this.shared = new SocketConnection.Shared(server, wire, feeds, presence, new Access(server, authorizer, settings), scheduler, settings,
 				observations, connections);
 	}
 

@@ -13,15 +13,34 @@ import java.util.Objects;
  * @param allowedOrigins origin patterns a WebSocket handshake may come from besides the server's own
  * @param presenceParticipant as whom a caller may write presence ({@link PresenceParticipant#CALLER}
  * unless said otherwise)
+ * @param reauthorizeEvery how often an open stream or socket subscription asks the authorizer again
+ * whether its caller may still read its session, and ends when it may not ({@link #REAUTHORIZE_EVERY}
+ * unless said otherwise); {@link Duration#ZERO} never asks again
  */
 public record A2WebSettings(String basePath, Duration ping, int maxSubscriptionsPerSocket, List<String> allowedOrigins,
-		PresenceParticipant presenceParticipant) {
+		PresenceParticipant presenceParticipant, Duration reauthorizeEvery) {
 
-	/** Drops a trailing {@code /} of the base path and copies the origins. */
+	/**
+	 * How often an open stream or subscription is authorized again by default: a caller removed from a
+	 * session stops receiving it within a minute, at one authorizer call a minute per open stream.
+	 */
+	public static final Duration REAUTHORIZE_EVERY = Duration.ofMinutes(1);
+
+	/** Drops a trailing {@code /} of the base path and copies the origins; refuses a negative re-check interval. */
 	public A2WebSettings {
 		basePath = basePath.endsWith("/") ? basePath.substring(0, basePath.length() - 1) : basePath;
 		allowedOrigins = List.copyOf(allowedOrigins);
 		Objects.requireNonNull(presenceParticipant, "presenceParticipant");
+		Objects.requireNonNull(reauthorizeEvery, "reauthorizeEvery");
+		if (reauthorizeEvery.isNegative()) {
+			throw new IllegalArgumentException("reauthorizeEvery must be 0 (never) or longer, was " + reauthorizeEvery);
+		}
+	}
+
+	/** Settings whose streams and subscriptions are authorized again every {@link #REAUTHORIZE_EVERY}. */
+	public A2WebSettings(String basePath, Duration ping, int maxSubscriptionsPerSocket, List<String> allowedOrigins,
+			PresenceParticipant presenceParticipant) {
+		this(basePath, ping, maxSubscriptionsPerSocket, allowedOrigins, presenceParticipant, REAUTHORIZE_EVERY);
 	}
 
 	/** Settings where a caller with a name writes presence only as itself. */

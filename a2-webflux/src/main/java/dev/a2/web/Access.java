@@ -3,6 +3,9 @@ package dev.a2.web;
 import java.security.Principal;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 
 import dev.a2.A2Exception;
 import dev.a2.A2Server;
@@ -11,7 +14,12 @@ import dev.a2.ErrorCode;
 import dev.a2.NewEvent;
 import dev.a2.PresenceWrite;
 import dev.a2.Session;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Scheduler;
 
 import org.springframework.security.authentication.AnonymousAuthenticationToken;
 import org.springframework.security.core.Authentication;
@@ -24,6 +32,8 @@ import org.springframework.util.ClassUtils;
  * event types, presence as oneself). Blocks when the authorizer does: call it on a store thread.
  */
 final class Access {
+
+	private static final Log logger = LogFactory.getLog(Access.class);
 
 	private static final boolean SPRING_SECURITY = ClassUtils.isPresent(
 			"org.springframework.security.authentication.AnonymousAuthenticationToken", Access.class.getClassLoader());
@@ -45,10 +55,19 @@ final class Access {
 
 	private final PresenceParticipant participants;
 
-	Access(A2Server server, A2Authorizer authorizer, PresenceParticipant participants) {
+	private final Duration reauthorizeEvery;
+
+	/** Until when ({@link System#nanoTime()}) a failed re-check is logged at DEBUG, not WARN. */
+	private final AtomicLong quietUntil = new AtomicLong(System.nanoTime());
+
+	/** Failed re-checks logged at DEBUG since the last WARN. */
+	private final AtomicInteger unsaid = new AtomicInteger();
+
+	Access(A2Server server, A2Authorizer authorizer, A2WebSettings settings) {
 		this.server = server;
 		this.authorizer = authorizer;
-		this.participants = participants;
+		this.participants = settings.presenceParticipant();
+		this.reauthorizeEvery = settings.reauthorizeEvery();
 	}
 
 	/** The session, once the caller may do what it asks there and what it writes keeps the rules. */
@@ -123,18 +142,88 @@ final class Access {
 
 	}
 
+	/**
+	 * Completes with the refusal ({@code FORBIDDEN}, {@code UNAUTHORIZED} for an anonymous caller) once the
+	 * authorizer no longer lets the caller read the session of an open stream or socket subscription, which
+	 * then ends; never while it does. It asks every {@link A2WebSettings#reauthorizeEvery()}, on the store
+	 * threads (an authorizer may query a database), about the caller as the stream was opened. Streams
+	 * opened together (every client of an instance reconnecting at once after a restart) are asked at moments
+	 * of their own, spread over the interval, not all at once; a caller is let read for at most one interval
+	 * after the authorizer stopped allowing it. An authorizer that throws leaves the stream open (a database
+	 * that does not answer for a while must not end every reader's stream, each of which would come back at
+	 * once and be refused its reconnect with an error): the failure is logged, at WARN once an interval
+	 * across every stream, and the stream is asked again at its next moment.
+	 */
+	Mono<A2Exception> readRevoked(@Nullable Principal caller, String contract, String session, Scheduler scheduler) {
+		Duration every = this.reauthorizeEvery;
+		if (every.isZero()) {
+			return Mono.never();
+		}
+		A2Access access = A2Access.of(A2Permission.READ, contract, session);
+		return Mono.defer(() -> {
+			Duration first = Duration.ofNanos(1 + ThreadLocalRandom.current().nextLong(every.toNanos()));
+			return Flux.interval(first, every)
+				.onBackpressureDrop()
+				.concatMap((tick) -> Mono.fromCallable(() -> reauthorize(caller, access))
+					.subscribeOn(scheduler)
+					// the store threads refused the question (their queue full): as an authorizer that failed
+					.onErrorResume((ex) -> {
+						failed(caller, access, ex);
+						return Mono.empty();
+					}), 1)
+				.next();
+		});
+	}
+
+	/** The refusal, or {@code null} while the caller may read (or the authorizer failed to say). */
+	private @Nullable A2Exception reauthorize(@Nullable Principal caller, A2Access access) {
+		try {
+			return this.authorizer.allows(caller, access) ? null : refusal(caller, access);
+		}
+		catch (RuntimeException ex) {
+			failed(caller, access, ex);
+			return null;
+		}
+	}
+
+	/** Logs a re-check that did not answer: at WARN once an interval across every stream, the others at DEBUG. */
+	private void failed(@Nullable Principal caller, A2Access access, Throwable ex) {
+		String who = (caller != null) ? "'" + caller.getName() + "'" : "an anonymous caller";
+		String message = "A2Authorizer failed while asked again whether " + who + " may still read session '"
+				+ access.session() + "' of contract '" + access.contract()
+				+ "'; the open stream or subscription stays, and is asked again in " + this.reauthorizeEvery;
+		long now = System.nanoTime();
+		long quiet = this.quietUntil.get();
+		if (now - quiet >= 0 && this.quietUntil.compareAndSet(quiet, now + this.reauthorizeEvery.toNanos())) {
+			int more = this.unsaid.getAndSet(0);
+			logger.warn(message + ((more > 0) ? " (" + more + " more re-checks failed since the last warning, logged at DEBUG)"
+					: ""), ex);
+		}
+		else {
+			this.unsaid.incrementAndGet();
+			if (logger.isDebugEnabled()) {
+				logger.debug(message, ex);
+			}
+		}
+	}
+
 	/** Asks the authorizer, and turns a refusal into the error a caller sees. */
 	static void check(A2Authorizer authorizer, @Nullable Principal caller, A2Access access) {
 		if (authorizer.allows(caller, access)) {
 			return;
 		}
+		throw refusal(caller, access);
+	}
+
+	/** The error a caller the authorizer refused sees. */
+	private static A2Exception refusal(@Nullable Principal caller, A2Access access) {
 		String permission = access.permission().name().toLowerCase(java.util.Locale.ROOT);
 		String where = access.acrossSessions() ? "across sessions"
 				: "on session '" + access.session() + "' of contract '" + access.contract() + "'";
 		if (caller == null) {
-			throw new A2Exception(ErrorCode.UNAUTHORIZED, permission + " " + where + " needs an authenticated caller");
+			return new A2Exception(ErrorCode.UNAUTHORIZED, permission + " " + where + " needs an authenticated caller");
 		}
-		throw new A2Exception(ErrorCode.FORBIDDEN, "'" + caller.getName() + "' may not " + permission + " " + where);
+		return new A2Exception(ErrorCode.FORBIDDEN, "'" + caller.getName() + "' may not " + permission + " " + where);
 	}
 
 }

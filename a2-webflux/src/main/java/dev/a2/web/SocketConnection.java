@@ -231,12 +231,39 @@ final class SocketConnection {
 			.lowCardinalityKeyValue(A2Observations.CONTRACT, this.contract)
 			.lowCardinalityKeyValue(A2Observations.TRANSPORT, "socket")
 			.highCardinalityKeyValue(A2Observations.SESSION, id);
+		// a caller the authorizer no longer lets read the session: its subscription ends, with an error frame
+		// that says so; the socket and its other subscriptions go on
+		AtomicReference<@Nullable String> refused = new AtomicReference<>();
+		Mono<String> revoked = this.shared.access()
+			.readRevoked(this.caller, this.contract, id, this.shared.scheduler())
+			.map((refusal) -> {
+				this.subscriptions.remove(id, end);
+				String frame = unsubscribedError(wire, id, refusal);
+				refused.set(frame);
+				return frame;
+			});
 		String subscribed = wire.frame("subscribed", id, (json) -> json.writeNumberProperty("head", head));
-		Flux<String> frames = Flux.concat(Mono.just(subscribed), Flux.merge(1, events, presence))
+		Flux<String> frames = Flux.concat(Mono.just(subscribed), Flux.merge(1, events, presence, revoked))
+			.takeUntil((frame) -> frame == refused.get())
 			.takeUntilOther(end.asMono())
 			.doOnSubscribe((subscription) -> observation.start())
 			.doFinally((signal) -> observation.stop());
 		this.followed.tryEmitNext(frames);
+	}
+
+	/**
+	 * The error frame that ends a subscription the server ended itself: {@code "unsubscribed":true} tells it
+	 * from an error the subscription outlives (a store fault) and from a refused frame (a presence write).
+	 */
+	private static String unsubscribedError(Wire wire, String id, A2Exception refusal) {
+		return wire.frame("error", id, (json) -> {
+			json.writeName("error");
+			json.writeStartObject();
+			json.writeStringProperty("code", refusal.code().name());
+			json.writeStringProperty("message", String.valueOf(refusal.getMessage()) + "; the subscription ended");
+			json.writeEndObject();
+			json.writeBooleanProperty("unsubscribed", true);
+		});
 	}
 
 	private Mono<Void> unsubscribe(JsonNode frame) {

@@ -81,32 +81,44 @@ final class StreamHandler {
 				if (reducer != null) {
 					session.contract().reducer(reducer);
 				}
-				return new Opened(session, Optional.ofNullable(this.access.openFor(who)));
+				return new Opened(session, who, Optional.ofNullable(this.access.openFor(who)));
 			}).subscribeOn(this.scheduler))
 			.flatMap((opened) -> ServerResponse.ok()
 				.contentType(MediaType.TEXT_EVENT_STREAM)
 				.header("Cache-Control", "no-cache")
 				.header("X-Accel-Buffering", "no")
-				.body(BodyInserters.fromServerSentEvents(
-						until(events(opened.session(), after, reducer), opened.openFor().orElse(null)))));
-	}
-
-	/** A session the caller may read, and how long its stream may stay open ({@link Access#openFor}). */
-	private record Opened(Session session, Optional<Duration> openFor) {
+				.body(BodyInserters.fromServerSentEvents(until(events(opened.session(), after, reducer),
+						opened.openFor().orElse(null),
+						this.access.readRevoked(opened.caller(), contract, id, this.scheduler)))));
 	}
 
 	/**
-	 * The stream, ended when the caller's credentials expire: with a comment saying so (for whoever reads
-	 * the stream by hand), then the end, after which the client reconnects with the credentials it has.
+	 * A session the caller may read, the caller, and how long its stream may stay open
+	 * ({@link Access#openFor}).
 	 */
-	private static Flux<ServerSentEvent<String>> until(Flux<ServerSentEvent<String>> stream, @Nullable Duration openFor) {
-		if (openFor == null) {
-			return stream;
-		}
+	private record Opened(Session session, @Nullable Principal caller, Optional<Duration> openFor) {
+	}
+
+	/**
+	 * The stream, ended when the caller's credentials expire or the authorizer no longer lets it read the
+	 * session ({@link Access#readRevoked}): with a comment saying which (for whoever reads the stream by
+	 * hand), then the end, after which the client reconnects with the credentials it has, and is refused
+	 * when it may no longer read.
+	 */
+	private static Flux<ServerSentEvent<String>> until(Flux<ServerSentEvent<String>> stream, @Nullable Duration openFor,
+			Mono<?> revoked) {
 		ServerSentEvent<String> expired = ServerSentEvent.<String>builder()
 			.comment("the caller's credentials expired: reconnect with fresh ones")
 			.build();
-		return Flux.merge(1, stream, Mono.delay(openFor).thenReturn(expired)).takeUntil((frame) -> frame == expired);
+		ServerSentEvent<String> refused = ServerSentEvent.<String>builder()
+			.comment("the caller may no longer read this session: a reconnect is refused")
+			.build();
+		// the stream's own end (the application stops) ends it too, not waiting for the expiry or a refusal
+		ServerSentEvent<String> done = ServerSentEvent.<String>builder().build();
+		Mono<ServerSentEvent<String>> expiry = (openFor != null) ? Mono.delay(openFor).thenReturn(expired) : Mono.never();
+		return Flux.merge(1, stream.concatWith(Mono.just(done)), expiry, revoked.thenReturn(refused))
+			.takeUntil((frame) -> frame == expired || frame == refused || frame == done)
+			.filter((frame) -> frame != done);
 	}
 
 	private Flux<ServerSentEvent<String>> events(Session session, long after, @Nullable String reducer) {

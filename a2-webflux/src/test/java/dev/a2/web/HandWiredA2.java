@@ -126,7 +126,8 @@ class HandWiredA2 {
 				env.getProperty("a2.web.ping", Duration.class, Duration.ofSeconds(15)),
 				env.getProperty("a2.web.max-subscriptions-per-socket", Integer.class, 100),
 				List.of(env.getProperty("a2.web.allowed-origins", String[].class, new String[0])),
-				env.getProperty("a2.web.presence-participant", PresenceParticipant.class, PresenceParticipant.CALLER));
+				env.getProperty("a2.web.presence-participant", PresenceParticipant.class, PresenceParticipant.CALLER),
+				env.getProperty("a2.web.reauthorize-every", Duration.class, A2WebSettings.REAUTHORIZE_EVERY));
 	}
 
 }
