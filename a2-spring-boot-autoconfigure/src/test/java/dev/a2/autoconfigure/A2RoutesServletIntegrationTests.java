@@ -212,6 +212,27 @@ class A2RoutesServletIntegrationTests {
 			.expectBody().jsonPath("$.head").isEqualTo(0);
 	}
 
+	/**
+	 * A body over the push limit is refused in A2's shape, and what is left of it is dropped quietly: the
+	 * servlet's body goes on publishing after the refusal stops reading it, which must not log an ERROR
+	 * per oversized push.
+	 */
+	@Test
+	@ExtendWith(OutputCaptureExtension.class)
+	void aBodyOverThePushLimitIsRefusedWithoutAnErrorInTheLog(CapturedOutput output) {
+		String text = "x".repeat(1024 * 1024);
+		this.http.post().uri("/a2/chat/sessions/room-big/events")
+			.contentType(MediaType.APPLICATION_JSON)
+			.bodyValue("{\"events\":[{\"type\":\"message.sent\",\"payload\":{\"text\":\"" + text + "\",\"author\":\"ann\"}}]}")
+			.exchange()
+			.expectStatus().isEqualTo(413)
+			.expectBody().jsonPath("$.error.code").isEqualTo("PAYLOAD_TOO_LARGE");
+		this.http.get().uri("/a2/chat/sessions/room-big/events").exchange()
+			.expectStatus().isOk()
+			.expectBody().jsonPath("$.head").isEqualTo(0);
+		assertThat(output).doesNotContain("onErrorDropped").doesNotContain("IndexOutOfBoundsException");
+	}
+
 	@Test
 	void theApplicationsOwnControllersAnswerBesideA2() {
 		this.http.get().uri("/hello").exchange().expectStatus().isOk().expectBody(String.class).isEqualTo("hello from MVC");

@@ -2,6 +2,7 @@ package dev.a2.web;
 
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicLong;
 
 import dev.a2.A2Exception;
 import dev.a2.A2Server;
@@ -11,9 +12,11 @@ import dev.a2.live.SessionFeeds;
 import dev.a2.wire.Wire;
 import io.micrometer.observation.ObservationRegistry;
 import org.jspecify.annotations.Nullable;
+import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Scheduler;
 
+import org.springframework.core.io.buffer.DataBuffer;
 import org.springframework.core.io.buffer.DataBufferUtils;
 import org.springframework.http.HttpMethod;
 import org.springframework.http.server.PathContainer;
@@ -113,10 +116,22 @@ public final class A2Routes {
 	 * A body already read, or cut off at the limit, cannot be subscribed again; that is not an error here.
 	 */
 	private Mono<Void> unreadBodyDiscarded(ServerRequest request) {
-		return DataBufferUtils.takeUntilByteCount(request.exchange().getRequest().getBody(), this.wire.limits().maxBytes())
-			.doOnNext(DataBufferUtils::release)
-			.then()
-			.onErrorComplete();
+		return unreadBodyDiscarded(request.exchange().getRequest().getBody(), this.wire.limits().maxBytes());
+	}
+
+	/**
+	 * Reads and releases a body up to {@code maxBytes}, then stops. Not
+	 * {@code DataBufferUtils.takeUntilByteCount}: a servlet container's body goes on publishing for a
+	 * moment after it is cancelled, and that operator fails on a buffer past its count, once the count
+	 * was reached, which Reactor can only log as an ERROR (one per oversized push). Here such a buffer is
+	 * released and dropped.
+	 */
+	static Mono<Void> unreadBodyDiscarded(Flux<DataBuffer> body, long maxBytes) {
+		AtomicLong left = new AtomicLong(maxBytes);
+		return body.doOnNext((buffer) -> {
+			left.addAndGet(-buffer.readableByteCount());
+			DataBufferUtils.release(buffer);
+		}).takeUntil((buffer) -> left.get() <= 0).then().onErrorComplete();
 	}
 
 }

@@ -14,7 +14,6 @@ import reactor.core.publisher.Mono;
 import tools.jackson.databind.json.JsonMapper;
 
 import org.springframework.core.io.buffer.DataBuffer;
-import org.springframework.core.io.buffer.DataBufferUtils;
 import org.springframework.http.HttpMethod;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.MediaType;
@@ -125,10 +124,7 @@ public final class A2WebExceptionHandler implements WebExceptionHandler {
 		response.setStatusCode(HttpStatus.valueOf(code.httpStatus()));
 		response.getHeaders().setContentType(MediaType.APPLICATION_JSON);
 		byte[] body = this.wire.error(code, message).getBytes(StandardCharsets.UTF_8);
-		Mono<Void> unread = DataBufferUtils.takeUntilByteCount(exchange.getRequest().getBody(), this.wire.limits().maxBytes())
-			.doOnNext(DataBufferUtils::release)
-			.then()
-			.onErrorComplete();
+		Mono<Void> unread = A2Routes.unreadBodyDiscarded(exchange.getRequest().getBody(), this.wire.limits().maxBytes());
 		return unread.then(response.writeWith(Mono.just(response.bufferFactory().wrap(body))));
 	}
 
