@@ -8,7 +8,6 @@ import reactor.core.publisher.Mono;
 
 import org.springframework.core.Ordered;
 import org.springframework.core.io.buffer.DataBuffer;
-import org.springframework.core.io.buffer.DataBufferUtils;
 import org.springframework.http.server.reactive.ServerHttpRequest;
 import org.springframework.http.server.reactive.ServerHttpRequestDecorator;
 import org.springframework.http.server.reactive.ServerHttpResponse;
@@ -67,11 +66,7 @@ public final class A2UnreadBodyFilter implements WebFilter, Ordered {
 
 		};
 		Mono<Void> drain = Mono.defer(() -> read.getAndSet(true) ? Mono.empty()
-				: DataBufferUtils.takeUntilByteCount(request.getBody(), this.maxBytes)
-					.doOnNext(DataBufferUtils::release)
-					.then()
-					// a body cut off by the client, or subscribed to already: nothing left to read
-					.onErrorComplete());
+				: A2Routes.unreadBodyDiscarded(request.getBody(), this.maxBytes));
 		ServerHttpResponse drained = new ServerHttpResponseDecorator(exchange.getResponse()) {
 
 			@Override
