@@ -7,6 +7,7 @@ import dev.a2.web.A2Authorizer;
 import dev.a2.web.A2Endpoints;
 import dev.a2.web.A2Routes;
 import dev.a2.web.A2Servlet;
+import dev.a2.web.A2ServletGate;
 import dev.a2.web.A2SocketHandler;
 import dev.a2.web.A2UnreadBodyFilter;
 import dev.a2.web.A2WebExceptionHandler;
@@ -29,9 +30,11 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProp
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
+import org.springframework.boot.web.servlet.FilterRegistrationBean;
 import org.springframework.boot.web.servlet.ServletRegistrationBean;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.core.Ordered;
 import org.springframework.core.annotation.Order;
 import org.springframework.util.StringUtils;
 import org.springframework.web.reactive.function.server.RouterFunction;
@@ -173,6 +176,24 @@ public final class A2WebAutoConfiguration {
 				servlet.setEnabled(false);
 			}
 			return servlet;
+		}
+
+		/**
+		 * First of the filters at the base path: A2's servlet answers on threads of its own, and a filter
+		 * that writes headers once the chain returns (Spring Security's) must not write them as A2 commits
+		 * the response ({@link A2ServletGate}).
+		 */
+		@Bean
+		@ConditionalOnMissingBean(name = "a2ServletGate")
+		FilterRegistrationBean<A2ServletGate> a2ServletGate(A2Properties properties) {
+			String basePath = StringUtils.trimTrailingCharacter(properties.getWeb().getBasePath(), '/');
+			FilterRegistrationBean<A2ServletGate> gate = new FilterRegistrationBean<>(new A2ServletGate());
+			gate.addUrlPatterns(basePath + "/*");
+			gate.setName("a2ServletGate");
+			gate.setAsyncSupported(true);
+			gate.setOrder(Ordered.HIGHEST_PRECEDENCE);
+			gate.setEnabled(!basePath.isEmpty());
+			return gate;
 		}
 
 	}

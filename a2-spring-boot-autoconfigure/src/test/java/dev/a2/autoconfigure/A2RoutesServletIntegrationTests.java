@@ -12,6 +12,10 @@ import dev.a2.Contract;
 import dev.a2.Reducer;
 import dev.a2.test.TestPostgres;
 import dev.a2.web.LiveConnections;
+import jakarta.servlet.Filter;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+import org.awaitility.core.ConditionTimeoutException;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -28,6 +32,7 @@ import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.system.CapturedOutput;
 import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.boot.web.servlet.FilterRegistrationBean;
 import org.springframework.boot.web.server.context.WebServerApplicationContext;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.context.annotation.Bean;
@@ -88,6 +93,32 @@ class A2RoutesServletIntegrationTests {
 			return new OwnController();
 		}
 
+		/**
+		 * A filter that writes a header once the chain returned, as Spring Security's
+		 * {@code HeaderWriterFilter} does; asked to ({@code X-Look-After}), it first gives A2 time to
+		 * answer, and says whether A2 had written the response's headers (its content type) before the
+		 * filter came back out: two threads writing one response's headers is what failed in Tomcat.
+		 */
+		@Bean
+		FilterRegistrationBean<Filter> afterTheChain() {
+			FilterRegistrationBean<Filter> filter = new FilterRegistrationBean<>((request, response, chain) -> {
+				chain.doFilter(request, response);
+				if (((HttpServletRequest) request).getHeader("X-Look-After") != null) {
+					try {
+						await().atMost(Duration.ofSeconds(2)).until(() -> response.getContentType() != null);
+					}
+					catch (ConditionTimeoutException ex) {
+						// untouched while the filters ran: as with a servlet that answers on the container's thread
+					}
+					((HttpServletResponse) response).setHeader("X-After-The-Chain",
+							(response.getContentType() != null) ? "too late: A2 was writing its headers" : "written");
+				}
+			});
+			filter.addUrlPatterns("/a2/*");
+			filter.setAsyncSupported(true);
+			return filter;
+		}
+
 	}
 
 	@RestController
@@ -140,6 +171,25 @@ class A2RoutesServletIntegrationTests {
 		this.http.get().uri("/a2/chat/sessions/room-1/state/summary").exchange()
 			.expectStatus().isOk()
 			.expectBody().jsonPath("$.state.messages").isEqualTo(0);
+	}
+
+	@Test
+	void aFilterThatWritesHeadersAsTheChainReturnsFindsTheResponseUntouchedYet() {
+		// A2 answers on threads of its own: without the gate it committed the response while the container's
+		// thread went back out through the filters, and a filter's headers raced A2's in Tomcat's header table
+		this.http.get().uri("/a2/chat/sessions/room-h/events?after=0").header("X-Look-After", "yes").exchange()
+			.expectStatus().isOk()
+			.expectHeader().valueEquals("X-After-The-Chain", "written")
+			.expectBody().jsonPath("$.head").isEqualTo(0);
+		this.http.get().uri("/a2/chat/sessions/room-h/stream").header("X-Look-After", "yes")
+			.accept(MediaType.TEXT_EVENT_STREAM)
+			.exchange()
+			.expectStatus().isOk()
+			.expectHeader().valueEquals("X-After-The-Chain", "written")
+			.returnResult(String.class)
+			.getResponseBody()
+			.take(0)
+			.blockLast();
 	}
 
 	@Test

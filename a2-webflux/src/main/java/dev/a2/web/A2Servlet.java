@@ -3,6 +3,7 @@ package dev.a2.web;
 import java.io.IOException;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 
 import jakarta.servlet.DispatcherType;
 import jakarta.servlet.ServletException;
@@ -104,15 +105,19 @@ public final class A2Servlet extends ServletHttpHandlerAdapter {
 	/**
 	 * The request with the base path in its path within the application, where A2's routes match it as
 	 * on WebFlux: the adapter takes the servlet's path ({@code /a2}) for part of the context. The
-	 * response is written off A2's store threads ({@link ServletWrites}).
+	 * response is written off A2's store threads ({@link ServletWrites}), once the filters in front have
+ * returned ({@link A2ServletGate}).
 	 */
 	private static HttpHandler inApplicationContext(HttpHandler handler, ServletWrites writes) {
 		return (request, response) -> {
 			Object servlet = ServerHttpRequestDecorator.getNativeRequest(request);
 			if (!(servlet instanceof HttpServletRequest http)) {
-				return handler.handle(request, writes.decorate(response));
+				return handler.handle(request, writes.decorate(response, null));
 			}
-			return handler.handle(request.mutate().contextPath(http.getContextPath()).build(), writes.decorate(response));
+			@SuppressWarnings("unchecked")
+			CompletableFuture<Void> returned = (CompletableFuture<Void>) http.getAttribute(A2ServletGate.RETURNED);
+			return handler.handle(request.mutate().contextPath(http.getContextPath()).build(),
+					writes.decorate(response, returned));
 		};
 	}
 

@@ -1,9 +1,11 @@
 package dev.a2.web;
 
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicInteger;
 
+import org.jspecify.annotations.Nullable;
 import org.reactivestreams.Publisher;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
@@ -38,18 +40,29 @@ final class ServletWrites implements AutoCloseable {
 		this.scheduler = Schedulers.fromExecutor(this.executor::execute);
 	}
 
-	/** The response, written on these threads. */
-	ServerHttpResponse decorate(ServerHttpResponse response) {
+	/**
+	 * The response, written on these threads, and not before {@code returned} completes: the filters in
+	 * front of the servlet have returned ({@link A2ServletGate}), so that none of them writes the
+	 * response's headers at the same time. Without a gate it is written at once.
+	 */
+	ServerHttpResponse decorate(ServerHttpResponse response, @Nullable CompletableFuture<Void> returned) {
+		Mono<Void> gate = (returned != null) ? Mono.fromFuture(returned, true).publishOn(this.scheduler) : Mono.empty();
 		return new ServerHttpResponseDecorator(response) {
 
 			@Override
 			public Mono<Void> writeWith(Publisher<? extends DataBuffer> body) {
-				return super.writeWith(Flux.from(body).publishOn(ServletWrites.this.scheduler));
+				return gate.then(Mono.defer(() -> super.writeWith(Flux.from(body).publishOn(ServletWrites.this.scheduler))));
 			}
 
 			@Override
 			public Mono<Void> writeAndFlushWith(Publisher<? extends Publisher<? extends DataBuffer>> body) {
-				return super.writeAndFlushWith(Flux.from(body).publishOn(ServletWrites.this.scheduler));
+				return gate.then(Mono.defer(
+						() -> super.writeAndFlushWith(Flux.from(body).publishOn(ServletWrites.this.scheduler))));
+			}
+
+			@Override
+			public Mono<Void> setComplete() {
+				return gate.then(Mono.defer(super::setComplete));
 			}
 
 		};
