@@ -37,13 +37,7 @@ class AssistantStopTests {
 		room.append(NewEvent.of("stop.requested", new StopRequested("ann")));
 		this.kit.drain();
 
-		// the reply's run was aborted; the Stop's own run (it ends a reply waiting for approval) found none
-		assertThat(this.kit.journal().runs("assistant")).filteredOn((run) -> run.index() == 1)
-			.extracting(RunRecord::outcome)
-			.containsExactly(RunOutcome.ABORTED);
-		assertThat(this.kit.journal().runs("assistant")).filteredOn((run) -> run.index() > 1)
-			.extracting(RunRecord::outcome)
-			.containsOnly(RunOutcome.COMPLETED);
+		assertTheReplyAbortedAndTheStopsRunFoundNothingToEnd();
 		assertThat(room).events().extracting("type").doesNotContain("reply.completed");
 		assertThat(room.history(0, 100).events().stream().filter((e) -> e.type().equals("reply.delta")).count())
 			.isLessThanOrEqualTo(1);
@@ -64,7 +58,11 @@ class AssistantStopTests {
 			.hasMessageContaining("assistant on chat/two-threads #1 (attempt 1)");
 		room.append(NewEvent.of("stop.requested", new StopRequested("bob")));
 		this.kit.drain();
-		// the reply's run was aborted; the Stop's own run (it ends a reply waiting for approval) found none
+		assertTheReplyAbortedAndTheStopsRunFoundNothingToEnd();
+	}
+
+	/** The reply's run was aborted; each Stop's own run (it ends a reply waiting for approval) found none. */
+	private void assertTheReplyAbortedAndTheStopsRunFoundNothingToEnd() {
 		assertThat(this.kit.journal().runs("assistant")).filteredOn((run) -> run.index() == 1)
 			.extracting(RunRecord::outcome)
 			.containsExactly(RunOutcome.ABORTED);
