@@ -10,6 +10,7 @@ import dev.a2.Consumer;
 import dev.a2.Contract;
 import dev.a2.DrainSettings;
 import dev.a2.Event;
+import dev.a2.Lane;
 import dev.a2.ServerFaults;
 import dev.a2.Session;
 import dev.a2.store.postgres.PostgresSchema;
@@ -81,6 +82,22 @@ final class AiTestSupport implements AutoCloseable {
 	/** Lets every claim lapse, as when the instance holding it died. */
 	void leasesLapse() {
 		this.clock.advance(LEASE.plusSeconds(1));
+	}
+
+	/**
+	 * The assistant as docs/ai-replies.md wires it: one run at a time per session, aborted by a Stop,
+	 * and run for a Stop too, which ends a reply that waits for approval.
+	 */
+	static Consumer stoppable(Assistant assistant) {
+		ReplyStream replies = new ReplyStream(ReplySettings.DEFAULTS);
+		return Consumer.builder("chat", "assistant")
+			.types("message.sent", AiEvents.TOOL_APPROVED, AiEvents.TOOL_REJECTED, "stop.requested")
+			.lane(Lane.keyed((input) -> input.session()))
+			.abortOn("stop.requested")
+			.run((context) -> {
+				replies.converse(context, assistant);
+				return null;
+			});
 	}
 
 	static void halt(A2Server server) {

@@ -9,7 +9,6 @@ import java.util.concurrent.TimeUnit;
 
 import dev.a2.A2Server;
 import dev.a2.Consumer;
-import dev.a2.Lane;
 import dev.a2.NewEvent;
 import dev.a2.Session;
 import dev.a2.ai.AiEvents.ReplyStopped;
@@ -43,22 +42,6 @@ class ReplyStopIntegrationTests {
 	/** Every input the refund tool ran with: its effect. */
 	private final List<String> refunds = new CopyOnWriteArrayList<>();
 
-	/**
-	 * The assistant as docs/ai-replies.md wires it: one run at a time per session, aborted by a Stop,
-	 * and run for a Stop too, which ends a reply that waits for approval.
-	 */
-	private static Consumer stoppable(Assistant assistant) {
-		ReplyStream replies = new ReplyStream(ReplySettings.DEFAULTS);
-		return Consumer.builder("chat", "assistant")
-			.types("message.sent", AiEvents.TOOL_APPROVED, AiEvents.TOOL_REJECTED, "stop.requested")
-			.lane(Lane.keyed((input) -> input.session()))
-			.abortOn("stop.requested")
-			.run((context) -> {
-				replies.converse(context, assistant);
-				return null;
-			});
-	}
-
 	@AfterEach
 	void close() {
 		this.support.close();
@@ -88,7 +71,7 @@ class ReplyStopIntegrationTests {
 
 		};
 		ScriptedModel model = new ScriptedModel(Script.toolCall("call-1", "slow", "{}"), Script.answer(Duration.ZERO, "never"));
-		A2Server server = this.support.server(stoppable(Assistant.builder(model).tools(slow).build()));
+		A2Server server = this.support.server(AiTestSupport.stoppable(Assistant.builder(model).tools(slow).build()));
 		Session session = server.session("chat", "stop-tool");
 		session.append(NewEvent.of("message.sent", new MessageSent("go")));
 		await().atMost(Duration.ofSeconds(20)).until(() -> toolStarted.getCount() == 0);
@@ -135,7 +118,7 @@ class ReplyStopIntegrationTests {
 	void aStopWhileAProvidersModelPausesIsStoredAndEndsTheReplyWithoutWaitingForTheProvider() throws Exception {
 		// OpenAI's client closes a stream only once its read returns: when the next chunk comes, or its timeout (60 s) passes
 		try (OpenAiStandIn openAi = OpenAiStandIn.pausing("Let me think")) {
-			A2Server server = this.support.server(stoppable(Assistant.builder(openAi.model()).build()));
+			A2Server server = this.support.server(AiTestSupport.stoppable(Assistant.builder(openAi.model()).build()));
 			Session session = server.session("chat", "stop-pausing");
 			long replyTo = session.append(NewEvent.of("message.sent", new MessageSent("think hard"))).get(0).index();
 			// the first chunk is stored at once: the provider's client has read it and waits for the next
@@ -169,7 +152,7 @@ class ReplyStopIntegrationTests {
 	void aStopWhileTheReplyWaitsForApprovalEndsItStoppedAndAnApprovalPushedLaterRunsNothing() {
 		ScriptedModel model = new ScriptedModel(Script.toolCall("call-1", "refund", "{\"order\":42}"),
 				Script.answer(Duration.ZERO, "Hi."));
-		A2Server server = this.support.server(stoppable(shop(model)));
+		A2Server server = this.support.server(AiTestSupport.stoppable(shop(model)));
 		Session session = server.session("chat", "stop-waiting");
 		long asked = session.append(NewEvent.of("message.sent", new MessageSent("refund order 42"))).get(0).index();
 		await().atMost(Duration.ofSeconds(20)).until(() -> types(session).contains(AiEvents.TOOL_APPROVAL_REQUESTED));
@@ -213,7 +196,7 @@ class ReplyStopIntegrationTests {
 				List.of(new AssistantMessage.ToolCall("call-a", "function", "refund", "{\"order\":1}"),
 						new AssistantMessage.ToolCall("call-b", "function", "refund", "{\"order\":2}")),
 				null, null), Script.answer(Duration.ZERO, "Noted."));
-		A2Server server = this.support.server(stoppable(shop(model)));
+		A2Server server = this.support.server(AiTestSupport.stoppable(shop(model)));
 		Session session = server.session("chat", "stop-one-of-two");
 		long asked = session.append(NewEvent.of("message.sent", new MessageSent("refund orders 1 and 2"))).get(0).index();
 		await().atMost(Duration.ofSeconds(20)).until(() -> types(session).contains(AiEvents.TOOL_APPROVAL_REQUESTED));
@@ -249,7 +232,7 @@ class ReplyStopIntegrationTests {
 	@Test
 	void aStopAndAnApprovalPushedTogetherOnTheKeyedLaneEndTheReplyStoppedWithoutRunningTheTool() {
 		ScriptedModel model = new ScriptedModel(Script.toolCall("call-1", "refund", "{}"), Script.toolCall("call-2", "refund", "{}"));
-		A2Server server = this.support.server(stoppable(shop(model)));
+		A2Server server = this.support.server(AiTestSupport.stoppable(shop(model)));
 		Session approvalFirst = waitingForApproval(server, "approval-then-stop");
 		approvalFirst.append(List.of(NewEvent.of(AiEvents.TOOL_APPROVED, new AiEvents.ToolApproved("call-1")),
 				NewEvent.of("stop.requested", new StopRequested("ann"))));
@@ -272,7 +255,7 @@ class ReplyStopIntegrationTests {
 	@Test
 	void aStopAfterTheReplyCompletedChangesNothing() {
 		ScriptedModel model = new ScriptedModel(Script.answer(Duration.ZERO, "Done."));
-		A2Server server = this.support.server(stoppable(shop(model)));
+		A2Server server = this.support.server(AiTestSupport.stoppable(shop(model)));
 		Session session = server.session("chat", "stop-after-completed");
 		session.append(NewEvent.of("message.sent", new MessageSent("hi")));
 		await().atMost(Duration.ofSeconds(20)).until(() -> types(session).contains(AiEvents.REPLY_COMPLETED));

@@ -5,7 +5,6 @@ import java.util.List;
 
 import dev.a2.A2Server;
 import dev.a2.Consumer;
-import dev.a2.Lane;
 import dev.a2.NewEvent;
 import dev.a2.Session;
 import dev.a2.ai.AiEvents.ReplyFailed;
@@ -42,19 +41,10 @@ class ReplyUsageIntegrationTests {
 
 	/** As docs/ai-replies.md wires it: one run at a time per session, aborted (and run) by a Stop. */
 	private static Consumer assistant(ScriptedModel model) {
-		ReplyStream replies = new ReplyStream(ReplySettings.DEFAULTS);
-		Assistant assistant = Assistant.builder(model)
+		return AiTestSupport.stoppable(Assistant.builder(model)
 			.tools(tool("lookup"), tool("refund"))
 			.approvalRequired("refund")
-			.build();
-		return Consumer.builder("chat", "assistant")
-			.types("message.sent", AiEvents.TOOL_APPROVED, AiEvents.TOOL_REJECTED, "stop.requested")
-			.lane(Lane.keyed((input) -> input.session()))
-			.abortOn("stop.requested")
-			.run((context) -> {
-				replies.converse(context, assistant);
-				return null;
-			});
+			.build());
 	}
 
 	/**
