@@ -4,6 +4,7 @@ import java.security.Principal;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.atomic.AtomicReference;
 
 import dev.a2.A2Observations;
 import dev.a2.A2Server;
@@ -113,12 +114,12 @@ final class StreamHandler {
 		ServerSentEvent<String> refused = ServerSentEvent.<String>builder()
 			.comment("the caller may no longer read this session: a reconnect is refused")
 			.build();
-		// the stream's own end (the application stops) ends it too, not waiting for the expiry or a refusal
-		ServerSentEvent<String> done = ServerSentEvent.<String>builder().build();
 		Mono<ServerSentEvent<String>> expiry = (openFor != null) ? Mono.delay(openFor).thenReturn(expired) : Mono.never();
-		return Flux.merge(1, stream.concatWith(Mono.just(done)), expiry, revoked.thenReturn(refused))
-			.takeUntil((frame) -> frame == expired || frame == refused || frame == done)
-			.filter((frame) -> frame != done);
+		// the stream's events pass as they are (its own backpressure, no queue between), until the first of the
+		// expiry and a refusal, whose comment then ends it; its own end (the application stops) cancels both
+		AtomicReference<ServerSentEvent<String>> why = new AtomicReference<>();
+		Mono<ServerSentEvent<String>> ending = Mono.firstWithSignal(expiry, revoked.thenReturn(refused)).doOnNext(why::set);
+		return stream.takeUntilOther(ending).concatWith(Mono.fromSupplier(why::get));
 	}
 
 	private Flux<ServerSentEvent<String>> events(Session session, long after, @Nullable String reducer) {
