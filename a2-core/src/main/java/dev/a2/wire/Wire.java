@@ -313,6 +313,18 @@ public final class Wire {
 		});
 	}
 
+	/**
+	 * The error frame of a subscription the server ended itself: {@code "unsubscribed":true} tells it from
+	 * an error the subscription outlives (a store fault) and from a refused frame (a presence write).
+	 */
+	public String unsubscribedFrame(String session, ErrorCode code, String message) {
+		return frame("error", session, (json) -> {
+			json.writeName("error");
+			writeError(json, code, message);
+			json.writeBooleanProperty("unsubscribed", true);
+		});
+	}
+
 	private static void writeRef(JsonGenerator json, @Nullable JsonNode ref) {
 		// a client matches the answer to its frame by ref: "42" would not find the 42 it sent
 		if (ref != null && !ref.isNull() && !ref.isMissingNode()) {

@@ -238,7 +238,7 @@ final class SocketConnection {
 			.readRevoked(this.caller, this.contract, id, this.shared.scheduler())
 			.map((refusal) -> {
 				this.subscriptions.remove(id, end);
-				String frame = unsubscribedError(wire, id, refusal);
+				String frame = wire.unsubscribedFrame(id, refusal.code(), refusal.getMessage() + "; the subscription ended");
 				refused.set(frame);
 				return frame;
 			});
@@ -249,21 +249,6 @@ final class SocketConnection {
 			.doOnSubscribe((subscription) -> observation.start())
 			.doFinally((signal) -> observation.stop());
 		this.followed.tryEmitNext(frames);
-	}
-
-	/**
-	 * The error frame that ends a subscription the server ended itself: {@code "unsubscribed":true} tells it
-	 * from an error the subscription outlives (a store fault) and from a refused frame (a presence write).
-	 */
-	private static String unsubscribedError(Wire wire, String id, A2Exception refusal) {
-		return wire.frame("error", id, (json) -> {
-			json.writeName("error");
-			json.writeStartObject();
-			json.writeStringProperty("code", refusal.code().name());
-			json.writeStringProperty("message", String.valueOf(refusal.getMessage()) + "; the subscription ended");
-			json.writeEndObject();
-			json.writeBooleanProperty("unsubscribed", true);
-		});
 	}
 
 	private Mono<Void> unsubscribe(JsonNode frame) {

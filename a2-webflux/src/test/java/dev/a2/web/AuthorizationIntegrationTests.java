@@ -1,12 +1,10 @@
 package dev.a2.web;
 
 import java.net.URI;
-import java.security.Principal;
 
 import dev.a2.test.TestPostgres;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import reactor.core.publisher.Mono;
 import tools.jackson.databind.JsonNode;
 
 import org.springframework.beans.factory.annotation.Autowired;
@@ -168,14 +166,7 @@ class AuthorizationIntegrationTests {
 
 		@Bean
 		WebFilter users() {
-			return (exchange, chain) -> {
-				String user = exchange.getRequest().getHeaders().getFirst("X-User");
-				if (user == null) {
-					return chain.filter(exchange);
-				}
-				Principal principal = () -> user;
-				return chain.filter(exchange.mutate().principal(Mono.just(principal)).build());
-			};
+			return WebCalls.callerFromHeader();
 		}
 
 	}

@@ -246,14 +246,7 @@ class RevokedReadersIntegrationTests {
 
 		@Bean
 		WebFilter users() {
-			return (exchange, chain) -> {
-				String user = exchange.getRequest().getHeaders().getFirst("X-User");
-				if (user == null) {
-					return chain.filter(exchange);
-				}
-				Principal principal = () -> user;
-				return chain.filter(exchange.mutate().principal(Mono.just(principal)).build());
-			};
+			return WebCalls.callerFromHeader();
 		}
 
 	}

@@ -1,10 +1,12 @@
 package dev.a2.web;
 
+import java.security.Principal;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 
 import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 
@@ -13,6 +15,7 @@ import org.springframework.core.ParameterizedTypeReference;
 import org.springframework.http.MediaType;
 import org.springframework.http.codec.ServerSentEvent;
 import org.springframework.web.reactive.function.client.WebClient;
+import org.springframework.web.server.WebFilter;
 
 /** Calls the web tests make on the chat contract of {@link ChatApplication}, over real HTTP. */
 final class WebCalls {
@@ -26,6 +29,18 @@ final class WebCalls {
 	}
 
 	/** A client of an instance, with whichever HTTP connector the classpath has. */
+	/** The caller named by a request's {@code X-User} header, as a login would set it; none without it. */
+	static WebFilter callerFromHeader() {
+		return (exchange, chain) -> {
+			String user = exchange.getRequest().getHeaders().getFirst("X-User");
+			if (user == null) {
+				return chain.filter(exchange);
+			}
+			Principal principal = () -> user;
+			return chain.filter(exchange.mutate().principal(Mono.just(principal)).build());
+		};
+	}
+
 	static WebClient client(ConfigurableApplicationContext instance) {
 		return WebClient.builder()
 			.baseUrl("http://localhost:" + Instances.port(instance))
