@@ -5,7 +5,6 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Objects;
 import java.util.Set;
-import java.util.function.Predicate;
 
 import org.jspecify.annotations.Nullable;
 import org.springframework.ai.chat.model.ChatModel;
@@ -23,13 +22,13 @@ public final class Assistant {
 
 	private final List<ToolCallback> tools;
 
-	private final Predicate<String> needsApproval;
+	private final Set<String> approvalRequired;
 
 	private Assistant(Builder builder) {
 		this.model = builder.model;
 		this.system = builder.system;
 		this.tools = List.copyOf(builder.tools);
-		this.needsApproval = builder.needsApproval;
+		this.approvalRequired = builder.approvalRequired;
 	}
 
 	public static Builder builder(ChatModel model) {
@@ -49,7 +48,12 @@ public final class Assistant {
 	}
 
 	boolean needsApproval(String tool) {
-		return this.needsApproval.test(tool);
+		return this.approvalRequired.contains(tool);
+	}
+
+	/** Whether a tool of it waits for a person's approval: a reply may end waiting. */
+	boolean asksForApproval() {
+		return !this.approvalRequired.isEmpty();
 	}
 
 	@Nullable ToolCallback tool(String name) {
@@ -69,7 +73,7 @@ public final class Assistant {
 
 		private final List<ToolCallback> tools = new ArrayList<>();
 
-		private Predicate<String> needsApproval = (tool) -> false;
+		private Set<String> approvalRequired = Set.of();
 
 		private Builder(ChatModel model) {
 			this.model = Objects.requireNonNull(model, "model");
@@ -89,8 +93,7 @@ public final class Assistant {
 
 		/** Tools that run only after a person pushed {@code tool.approved} for the call. */
 		public Builder approvalRequired(String... tools) {
-			Set<String> names = Set.of(tools);
-			this.needsApproval = names::contains;
+			this.approvalRequired = Set.of(tools);
 			return this;
 		}
 

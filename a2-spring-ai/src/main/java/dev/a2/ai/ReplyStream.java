@@ -1,11 +1,14 @@
 package dev.a2.ai;
 
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
@@ -82,6 +85,9 @@ public final class ReplyStream {
 
 	private final ReplySettings settings;
 
+	/** The consumers ({@code contract/name}) told that their Stops leave a reply waiting for approval. */
+	private final Set<String> warnedOfStops = ConcurrentHashMap.newKeySet();
+
 	public ReplyStream(ReplySettings settings) {
 		this.settings = Objects.requireNonNull(settings, "settings");
 	}
@@ -138,6 +144,7 @@ public final class ReplyStream {
 	 * waiting calls answered as stopped.
 	 */
 	public ReplyOutcome converse(ConsumerContext context, Assistant assistant) {
+		warnOfStopsNotTaken(context, assistant);
 		if (isStop(context)) {
 			return stopWaiting(context);
 		}
@@ -264,6 +271,33 @@ public final class ReplyStream {
 			.anyMatch((turn) -> AiEvents.REPLY_STOPPED.equals(turn.end()));
 	}
 
+	/**
+	 * Says once per consumer, at WARN, that its Stops cannot end a reply that waits for approval: the
+	 * consumer aborts on a type it does not take, so no run of its comes for the Stop, and a reply that
+	 * waits has no run to abort. Nothing fails meanwhile (the page shows the prompt still, and a later
+	 * approval runs the tool), so the developer would not learn of it otherwise.
+	 */
+	private void warnOfStopsNotTaken(ConsumerContext context, Assistant assistant) {
+		Consumer consumer = context.consumer();
+		String key = consumer.contract() + "/" + consumer.name();
+		if (!assistant.asksForApproval() || this.warnedOfStops.contains(key)) {
+			return;
+		}
+		List<String> notTaken = consumer.abortOn()
+			.stream()
+			.map(Consumer.AbortOn::type)
+			.filter((type) -> !consumer.takes(type))
+			.distinct()
+			.toList();
+		if (!notTaken.isEmpty() && this.warnedOfStops.add(key)) {
+			logger.warn("Consumer '" + consumer.name() + "' of contract '" + consumer.contract() + "' aborts on " + notTaken
+					+ " but does not take " + ((notTaken.size() == 1) ? "it" : "them") + ": a Stop pressed while one of its"
+					+ " replies waits for a person's approval leaves the reply waiting, and an approval pushed later still runs"
+					+ " the tool. Add " + notTaken + " to its types, and ReplyStream.converse ends such a reply when the Stop"
+					+ " comes (docs/ai-replies.md).");
+		}
+	}
+
 	/** Whether the run's trigger is a Stop: an event of a type the consumer's {@code abortOn} names. */
 	private static boolean isStop(ConsumerContext context) {
 		String type = context.event().type();
@@ -275,67 +309,116 @@ public final class ReplyStream {
 	 * {@code abortOn}); one that ended waiting for a person's approval has no run to abort, so the
 	 * Stop's own run ends it: each call that still waits is answered as stopped (a model must be sent
 	 * an answer for every call it made, and an approval pushed later finds the call answered and runs
-	 * nothing), and the reply ends {@code reply.stopped}. Only the latest reply the Stop would have
-	 * aborted counts, as its {@code abortOn} predicate says: a Stop after a reply that completed changes
-	 * nothing. The model is not called.
+	 * nothing), and the reply ends {@code reply.stopped}. Every reply that still waits and that the Stop
+	 * would have aborted, as the consumer's {@code abortOn} predicate says, ends so, in one append: a
+	 * Stop when nothing waits changes nothing. The model is not called.
 	 */
 	private ReplyOutcome stopWaiting(ConsumerContext context) {
 		Event stop = context.event();
 		Conversation now = headConversation(context);
-		Turn waiting = latestReplyStoppedBy(context, now, stop);
-		if (waiting == null || !AiEvents.TOOL_APPROVAL_REQUESTED.equals(waiting.end())) {
+		Set<String> answered = answeredCalls(now);
+		List<AiEvents.ToolResult> answers = new ArrayList<>();
+		List<AiEvents.ReplyStopped> ends = new ArrayList<>();
+		Turn latest = null;
+		for (Turn waiting : waitingReplies(now, answered, stop)) {
+			if (!stopsTheWaitingReply(context, now, waiting, stop)) {
+				continue;
+			}
+			int step = 0;
+			for (Conversation.Entry entry : waiting.entries()) {
+				for (ToolCallEntry call : entry.toolCalls()) {
+					if (!answered.contains(call.id())) {
+						step = entry.step();
+						answers.add(new AiEvents.ToolResult(stop.index(), 0, context.attempt(), call.id(), call.name(),
+								STOPPED_ANSWER, true));
+					}
+				}
+			}
+			String reason = "event " + stop.index() + " of type '" + stop.type() + "' arrived while the reply waited for approval";
+			// the approval request carried the run's usage: the stop, which calls no model, adds none
+			ends.add(new AiEvents.ReplyStopped(waiting.replyTo(), step, waiting.attempt(), reason, null));
+			latest = waiting;
+		}
+		if (latest == null) {
 			return new ReplyOutcome(ReplyOutcome.Ending.NONE, "");
 		}
-		List<AiEvents.ToolResult> answers = new ArrayList<>();
-		int step = 0;
-		for (Conversation.Entry entry : waiting.entries()) {
-			for (ToolCallEntry call : entry.toolCalls()) {
-				if (!now.answered(call.id())) {
-					step = entry.step();
-					answers.add(new AiEvents.ToolResult(stop.index(), 0, context.attempt(), call.id(), call.name(),
-							STOPPED_ANSWER, true));
+		new ReplyWriter(context, this.settings).stoppedWaiting(answers, ends);
+		return new ReplyOutcome(ReplyOutcome.Ending.STOPPED, latest.text());
+	}
+
+	/** The ids of the calls the conversation holds an answer to. */
+	private static Set<String> answeredCalls(Conversation conversation) {
+		Set<String> answered = new HashSet<>();
+		for (Turn turn : conversation.turns()) {
+			for (Conversation.Entry entry : turn.entries()) {
+				if (Conversation.TOOL.equals(entry.role()) && entry.callId() != null) {
+					answered.add(entry.callId());
 				}
 			}
 		}
-		if (answers.isEmpty()) {
-			// every call was answered (the run of the last answer continues the conversation): nothing waits
-			return new ReplyOutcome(ReplyOutcome.Ending.NONE, "");
-		}
-		String reason = "event " + stop.index() + " of type '" + stop.type() + "' arrived while the reply waited for approval";
-		// the approval request carried the run's usage: the stop, which calls no model, adds none
-		new ReplyWriter(context, this.settings).stoppedWaiting(answers,
-				new AiEvents.ReplyStopped(waiting.replyTo(), step, waiting.attempt(), reason, null));
-		return new ReplyOutcome(ReplyOutcome.Ending.STOPPED, waiting.text());
+		return answered;
 	}
 
 	/**
-	 * The latest reply before {@code stop} to an event the consumer takes and the Stop aborts (by the
-	 * consumer's {@code abortOn} predicate over that event and the Stop), or {@code null}. The run of
-	 * an approval that only answered its call while others of the same answer wait is no reply of its
-	 * own, nor is a Stop's answer to the calls it stopped.
+	 * The replies to events before {@code stop} that ended asking for approval and still have a call
+	 * no one answered, in the order they began. They are found in the conversation the run folded
+	 * already, so a Stop reads nothing of the replies that ended (a long session's thousands).
 	 */
-	private static @Nullable Turn latestReplyStoppedBy(ConsumerContext context, Conversation conversation, Event stop) {
-		List<Turn> turns = conversation.turns();
-		for (int i = turns.size() - 1; i >= 0; i--) {
-			Turn turn = turns.get(i);
-			if (turn.replyTo() <= 0 || turn.replyTo() >= stop.index() || answersOnly(turn)) {
-				continue;
+	private static List<Turn> waitingReplies(Conversation conversation, Set<String> answered, Event stop) {
+		return conversation.turns()
+			.stream()
+			.filter((turn) -> turn.replyTo() > 0 && turn.replyTo() < stop.index()
+					&& AiEvents.TOOL_APPROVAL_REQUESTED.equals(turn.end()))
+			.filter((turn) -> turn.entries()
+				.stream()
+				.anyMatch((entry) -> entry.toolCalls().stream().anyMatch((call) -> !answered.contains(call.id()))))
+			.toList();
+	}
+
+	/**
+	 * Whether the Stop ends a reply that waits: the consumer took its trigger, and the Stop would have
+	 * aborted the run of that trigger, or of the reply it continues. A reply to a {@code tool.approved}
+	 * (or {@code tool.rejected}) event continues the reply that asked for the call, and waits again
+	 * when the model asks for a tool again: an {@code abortOn} predicate that spares approvals' runs
+	 * (an approval names no thread) still matches the message the conversation began with. The links
+	 * are followed back to earlier events only, one read each.
+	 */
+	private static boolean stopsTheWaitingReply(ConsumerContext context, Conversation conversation, Turn waiting, Event stop) {
+		Event trigger = eventAt(context, waiting.replyTo());
+		if (trigger == null || !context.consumer().takes(trigger.type())) {
+			return false;
+		}
+		while (!stops(context, trigger, stop)) {
+			String callId = (trigger.payload() instanceof AiEvents.ToolApproved approved) ? approved.callId()
+					: (trigger.payload() instanceof AiEvents.ToolRejected rejected) ? rejected.callId() : null;
+			Turn asked = (callId != null) ? askedFor(conversation, callId) : null;
+			if (asked == null || asked.replyTo() <= 0 || asked.replyTo() >= trigger.index()) {
+				return false;
 			}
-			HistoryPage page = context.session().history(turn.replyTo() - 1, 1);
-			if (page.events().isEmpty() || page.events().get(0).index() != turn.replyTo()) {
-				continue;
+			trigger = eventAt(context, asked.replyTo());
+			if (trigger == null || !context.consumer().takes(trigger.type())) {
+				return false;
 			}
-			Event trigger = page.events().get(0);
-			if (context.consumer().takes(trigger.type()) && stops(context, trigger, stop)) {
-				return turn;
+		}
+		return true;
+	}
+
+	/** The reply that asked for call {@code callId}, or {@code null}. */
+	private static @Nullable Turn askedFor(Conversation conversation, String callId) {
+		for (Turn turn : conversation.turns()) {
+			for (Conversation.Entry entry : turn.entries()) {
+				if (entry.toolCalls().stream().anyMatch((call) -> call.id().equals(callId))) {
+					return turn;
+				}
 			}
 		}
 		return null;
 	}
 
-	private static boolean answersOnly(Turn turn) {
-		return turn.end() == null && !turn.entries().isEmpty()
-				&& turn.entries().stream().allMatch((entry) -> Conversation.TOOL.equals(entry.role()));
+	/** The session's event at {@code index}, or {@code null} when it is not there (cleared). */
+	private static @Nullable Event eventAt(ConsumerContext context, long index) {
+		HistoryPage page = context.session().history(index - 1, 1);
+		return (page.events().isEmpty() || page.events().get(0).index() != index) ? null : page.events().get(0);
 	}
 
 	/** Whether the consumer's {@code abortOn} aborts the run of {@code trigger} for {@code stop}; a predicate that throws does not. */

@@ -1,6 +1,7 @@
 package dev.a2.ai;
 
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 
@@ -146,18 +147,16 @@ final class ReplyWriter {
 	}
 
 	/**
-	 * Ends a reply that waited for approval, from the run of the Stop that came meanwhile: an answer
-	 * for each call that still waited, then the reply's {@code reply.stopped}, in one append, so that no
-	 * reader sees the calls answered and the reply still waiting. Its ids derive from the Stop alone: a
+	 * Ends the replies that waited for approval, from the run of the Stop that came meanwhile: an answer
+	 * for each call that still waited, then each reply's {@code reply.stopped}, in one append, so that no
+	 * reader sees the calls answered and a reply still waiting. Its ids derive from the Stop alone: a
 	 * second attempt of its run appends nothing twice.
 	 */
-	void stoppedWaiting(List<AiEvents.ToolResult> answers, ReplyStopped stopped) {
-		NewEvent[] events = new NewEvent[answers.size() + 1];
-		for (int i = 0; i < answers.size(); i++) {
-			events[i] = NewEvent.of(AiEvents.TOOL_RESULT, answers.get(i));
-		}
-		events[answers.size()] = NewEvent.of(AiEvents.REPLY_STOPPED, stopped);
-		this.session.append("a2.ai/stop-waiting", events);
+	void stoppedWaiting(List<AiEvents.ToolResult> answers, List<ReplyStopped> stopped) {
+		List<NewEvent> events = new ArrayList<>();
+		answers.forEach((answer) -> events.add(NewEvent.of(AiEvents.TOOL_RESULT, answer)));
+		stopped.forEach((end) -> events.add(NewEvent.of(AiEvents.REPLY_STOPPED, end)));
+		this.session.append("a2.ai/stop-waiting", events.toArray(NewEvent[]::new));
 	}
 
 	void failed(String error, @Nullable TokenUsage usage) {

@@ -1,6 +1,7 @@
 package dev.a2.ai;
 
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -9,6 +10,9 @@ import java.util.concurrent.TimeUnit;
 
 import dev.a2.A2Server;
 import dev.a2.Consumer;
+import dev.a2.Event;
+import dev.a2.Lane;
+import dev.a2.LogCapture;
 import dev.a2.NewEvent;
 import dev.a2.Session;
 import dev.a2.ai.AiEvents.ReplyStopped;
@@ -264,6 +268,161 @@ class ReplyStopIntegrationTests {
 
 		assertThat(types(session)).containsExactly("message.sent", AiEvents.REPLY_DELTA, AiEvents.REPLY_COMPLETED, "stop.requested");
 		assertThat(model.calls()).isEqualTo(1);
+	}
+
+	/**
+	 * With an {@code abortOn} predicate that matches a Stop to its thread (the sample's: it spares the runs
+	 * of approvals, which name no thread), a reply that waits a second time (the model asked for a tool
+	 * again after the first approval, so the waiting run's trigger is the approval) is ended by a Stop of
+	 * its thread and not by a Stop of another. It once stayed waiting: the page kept the prompt, and a later
+	 * approval ran the tool.
+	 */
+	@Test
+	void aStopOfItsThreadEndsAReplyThatWaitsASecondTimeAndAStopOfAnotherThreadDoesNot() {
+		ScriptedModel model = new ScriptedModel(Script.toolCall("call-1", "refund", "{\"order\":1}"),
+				Script.toolCall("call-2", "refund", "{\"order\":2}"));
+		A2Server server = this.support.server(threaded(shop(model), new CopyOnWriteArrayList<>()));
+		Session session = server.session("chat", "stop-second-wait");
+		session.append(NewEvent.of("message.sent", new MessageSent("ann: refund orders 1 and 2")));
+		await().atMost(Duration.ofSeconds(20)).until(() -> types(session).contains(AiEvents.TOOL_APPROVAL_REQUESTED));
+		long approval = session.append(NewEvent.of(AiEvents.TOOL_APPROVED, new AiEvents.ToolApproved("call-1"))).get(0).index();
+		await().atMost(Duration.ofSeconds(20))
+			.until(() -> ofType(session, AiEvents.TOOL_APPROVAL_REQUESTED).size() == 2 && server.pendingWork().isEmpty());
+		assertThat(this.refunds).containsExactly("{\"order\":1}");
+
+		session.append(NewEvent.of("stop.requested", new StopRequested("bob")));
+		await().atMost(Duration.ofSeconds(20)).until(() -> server.pendingWork().isEmpty());
+		assertThat(types(session)).as("a Stop of another thread ends nothing").doesNotContain(AiEvents.REPLY_STOPPED);
+
+		session.append(NewEvent.of("stop.requested", new StopRequested("ann")));
+		await().atMost(Duration.ofSeconds(20)).until(() -> types(session).contains(AiEvents.REPLY_STOPPED));
+		assertThat(ofType(session, AiEvents.REPLY_STOPPED)).singleElement()
+			.satisfies((event) -> assertThat(event.payload(ReplyStopped.class).replyTo()).isEqualTo(approval));
+		assertThat(ofType(session, AiEvents.TOOL_RESULT)).extracting((event) -> event.payload(ToolResult.class))
+			.extracting(ToolResult::callId, ToolResult::rejected)
+			.containsExactly(tuple("call-1", false), tuple("call-2", true));
+		assertThat(turn(session, approval).end()).isEqualTo(AiEvents.REPLY_STOPPED);
+
+		// the page of another device still showed the prompt: its approval finds the call answered
+		session.append(NewEvent.of(AiEvents.TOOL_APPROVED, new AiEvents.ToolApproved("call-2")));
+		await().atMost(Duration.ofSeconds(20)).until(() -> server.pendingWork().isEmpty());
+		assertThat(this.refunds).containsExactly("{\"order\":1}");
+		assertThat(model.calls()).isEqualTo(2);
+	}
+
+	/**
+	 * A Stop ends every reply of its thread that still waits, though a later reply of the thread
+	 * completed (the page shows Stop while any of them waits): it once ended only the latest reply, and
+	 * when that one had completed, nothing.
+	 */
+	@Test
+	void aStopEndsEveryWaitingReplyOfItsThreadThoughALaterReplyCompleted() {
+		ScriptedModel model = new ScriptedModel(Script.toolCall("call-1", "refund", "{\"order\":1}"),
+				Script.toolCall("call-2", "refund", "{\"order\":2}"), Script.answer(Duration.ZERO, "Hi."));
+		A2Server server = this.support.server(threaded(shop(model), new CopyOnWriteArrayList<>()));
+		Session session = server.session("chat", "stop-earlier-waiting");
+		long first = session.append(NewEvent.of("message.sent", new MessageSent("ann: refund order 1"))).get(0).index();
+		await().atMost(Duration.ofSeconds(20)).until(() -> ofType(session, AiEvents.TOOL_APPROVAL_REQUESTED).size() == 1);
+		long second = session.append(NewEvent.of("message.sent", new MessageSent("ann: refund order 2"))).get(0).index();
+		await().atMost(Duration.ofSeconds(20)).until(() -> ofType(session, AiEvents.TOOL_APPROVAL_REQUESTED).size() == 2);
+		session.append(NewEvent.of("message.sent", new MessageSent("ann: hi")));
+		await().atMost(Duration.ofSeconds(20)).until(() -> types(session).contains(AiEvents.REPLY_COMPLETED));
+
+		session.append(NewEvent.of("stop.requested", new StopRequested("ann")));
+		await().atMost(Duration.ofSeconds(20)).until(() -> types(session).contains(AiEvents.REPLY_STOPPED) && server.pendingWork().isEmpty());
+
+		assertThat(ofType(session, AiEvents.REPLY_STOPPED)).extracting((event) -> event.payload(ReplyStopped.class).replyTo())
+			.containsExactly(first, second);
+		assertThat(ofType(session, AiEvents.TOOL_RESULT)).extracting((event) -> event.payload(ToolResult.class))
+			.extracting(ToolResult::callId, ToolResult::rejected)
+			.containsExactly(tuple("call-1", true), tuple("call-2", true));
+		assertThat(this.refunds).isEmpty();
+	}
+
+	/**
+	 * On a session with many finished replies, a Stop ends the reply that waits without reading any of
+	 * the finished ones: it once read the trigger of every earlier reply until its {@code abortOn}
+	 * predicate matched, so a Stop of a thread that had no reply for long read the whole session.
+	 */
+	@Test
+	void aStopOnASessionWithManyFinishedRepliesEndsTheWaitingOneWithoutReadingTheFinishedOnes() {
+		int finished = 80;
+		List<Script> scripts = new ArrayList<>();
+		scripts.add(Script.toolCall("call-1", "refund", "{\"order\":1}"));
+		for (int i = 0; i < finished; i++) {
+			scripts.add(Script.answer(Duration.ZERO, "ok"));
+		}
+		ScriptedModel model = new ScriptedModel(scripts.toArray(Script[]::new));
+		List<Long> askedAbout = new CopyOnWriteArrayList<>();
+		A2Server server = this.support.server(threaded(shop(model), askedAbout));
+		Session session = server.session("chat", "stop-long-session");
+		long asked = session.append(NewEvent.of("message.sent", new MessageSent("ann: refund order 1"))).get(0).index();
+		await().atMost(Duration.ofSeconds(20)).until(() -> types(session).contains(AiEvents.TOOL_APPROVAL_REQUESTED));
+		List<NewEvent> messages = new ArrayList<>();
+		for (int i = 0; i < finished; i++) {
+			messages.add(NewEvent.of("message.sent", new MessageSent("bob: hello " + i)));
+		}
+		List<Long> bobs = session.append(messages).stream().map(Event::index).toList();
+		await().atMost(Duration.ofSeconds(120)).until(() -> server.pendingWork().isEmpty());
+		assertThat(ofType(session, AiEvents.REPLY_COMPLETED)).hasSize(finished);
+
+		session.append(NewEvent.of("stop.requested", new StopRequested("ann")));
+		await().atMost(Duration.ofSeconds(20)).until(() -> types(session).contains(AiEvents.REPLY_STOPPED));
+
+		assertThat(ofType(session, AiEvents.REPLY_STOPPED)).singleElement()
+			.satisfies((event) -> assertThat(event.payload(ReplyStopped.class).replyTo()).isEqualTo(asked));
+		assertThat(askedAbout).as("the abortOn predicate was asked about finished replies").doesNotContainAnyElementsOf(bobs);
+	}
+
+	/**
+	 * A consumer that aborts on a Stop it does not take leaves a waiting reply as it was: it is told so
+	 * once, at WARN, when it first converses with an assistant that has approvals.
+	 */
+	@Test
+	void aConsumerThatAbortsOnAStopItDoesNotTakeIsWarnedOnceThatAStopLeavesAWaitingReply() {
+		ScriptedModel model = new ScriptedModel(Script.toolCall("call-1", "refund", "{}"), Script.answer(Duration.ZERO, "Hi."));
+		ReplyStream replies = new ReplyStream(ReplySettings.DEFAULTS);
+		Assistant assistant = shop(model);
+		try (LogCapture log = new LogCapture()) {
+			A2Server server = this.support.server(Consumer.builder("chat", "forgetful")
+				.types("message.sent", AiEvents.TOOL_APPROVED, AiEvents.TOOL_REJECTED)
+				.lane(Lane.keyed((input) -> input.session()))
+				.abortOn("stop.requested")
+				.run((context) -> {
+					replies.converse(context, assistant);
+					return null;
+				}));
+			Session session = server.session("chat", "stop-not-taken");
+			session.append(NewEvent.of("message.sent", new MessageSent("refund everything")));
+			await().atMost(Duration.ofSeconds(20)).until(() -> types(session).contains(AiEvents.TOOL_APPROVAL_REQUESTED));
+			session.append(NewEvent.of("message.sent", new MessageSent("hi")));
+			await().atMost(Duration.ofSeconds(20)).until(() -> types(session).contains(AiEvents.REPLY_COMPLETED));
+
+			assertThat(log.lines("does not take")).singleElement()
+				.asString()
+				.contains("WARN", "'forgetful'", "[stop.requested]", "leaves the reply waiting");
+		}
+	}
+
+	/**
+	 * The assistant with an {@code abortOn} predicate as the sample's: a Stop by ann aborts only the
+	 * replies to messages of her thread ("ann: …"), so it spares the runs of approvals. The trigger of
+	 * every reply the predicate is asked about is added to {@code askedAbout}.
+	 */
+	private static Consumer threaded(Assistant assistant, List<Long> askedAbout) {
+		ReplyStream replies = new ReplyStream(ReplySettings.DEFAULTS);
+		return Consumer.builder("chat", "assistant")
+			.types("message.sent", AiEvents.TOOL_APPROVED, AiEvents.TOOL_REJECTED, "stop.requested")
+			.lane(Lane.keyed((input) -> input.session()))
+			.abortOn("stop.requested", (trigger, stop) -> {
+				askedAbout.add(trigger.index());
+				return trigger.payload() instanceof MessageSent message
+						&& message.text().startsWith(stop.payload(StopRequested.class).by() + ": ");
+			})
+			.run((context) -> {
+				replies.converse(context, assistant);
+				return null;
+			});
 	}
 
 	/** The model asks for a refund (its first script), which waits for a person. */
