@@ -5,6 +5,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 
+import org.jspecify.annotations.Nullable;
 import org.springframework.ai.chat.messages.AssistantMessage;
 import org.springframework.ai.chat.messages.Message;
 import org.springframework.ai.chat.messages.ToolResponseMessage;
@@ -43,19 +44,51 @@ final class OfflineChatModel implements ChatModel {
 		List<Message> messages = prompt.getInstructions();
 		Message last = messages.isEmpty() ? null : messages.get(messages.size() - 1);
 		if (last instanceof UserMessage user && user.getText().toLowerCase(Locale.ROOT).contains("pizza")) {
-			AssistantMessage call = AssistantMessage.builder()
-				.content("")
-				.toolCalls(List.of(new AssistantMessage.ToolCall("pizza-" + Integer.toHexString(user.getText().hashCode())
-						+ "-" + messages.size(), "function", PIZZA_TOOL, "{\"size\":\"large\",\"topping\":\"margherita\"}")))
-				.build();
-			return Flux.just(new ChatResponse(List.of(new Generation(call,
-					ChatGenerationMetadata.builder().finishReason("TOOL_CALLS").build()))));
+			return orderPizza(user, messages.size());
+		}
+		UserMessage secondPizza = secondPizza(messages);
+		if (secondPizza != null) {
+			return orderPizza(secondPizza, messages.size());
 		}
 		List<String> tokens = answer(messages);
 		// one word per tick, on Reactor's timer: a cancelled subscription stops the ticks
 		return Flux.interval(this.tokenDelay)
 			.take(tokens.size())
 			.map((i) -> new ChatResponse(List.of(new Generation(new AssistantMessage(tokens.get(i.intValue()))))));
+	}
+
+	private static Flux<ChatResponse> orderPizza(UserMessage asked, int messages) {
+		AssistantMessage call = AssistantMessage.builder()
+			.content("")
+			.toolCalls(List.of(new AssistantMessage.ToolCall("pizza-" + Integer.toHexString(asked.getText().hashCode())
+					+ "-" + messages, "function", PIZZA_TOOL, "{\"size\":\"large\",\"topping\":\"margherita\"}")))
+			.build();
+		return Flux.just(new ChatResponse(List.of(new Generation(call,
+				ChatGenerationMetadata.builder().finishReason("TOOL_CALLS").build()))));
+	}
+
+	/**
+	 * The message that asked for "two pizzas", when the first was ordered since and the second not
+	 * yet: the model then asks for the tool again, in the run of the first approval, as a real model
+	 * does that calls one tool at a time, and the reply waits for a person a second time.
+	 */
+	private static @Nullable UserMessage secondPizza(List<Message> messages) {
+		int answers = 0;
+		for (int i = messages.size() - 1; i >= 0; i--) {
+			Message message = messages.get(i);
+			if (message instanceof ToolResponseMessage tool) {
+				for (ToolResponseMessage.ToolResponse response : tool.getResponses()) {
+					if (!response.name().equals(PIZZA_TOOL) || !response.responseData().startsWith("Pizza order #")) {
+						return null;
+					}
+					answers++;
+				}
+			}
+			else if (message instanceof UserMessage user) {
+				return (answers == 1 && user.getText().toLowerCase(Locale.ROOT).contains("two pizzas")) ? user : null;
+			}
+		}
+		return null;
 	}
 
 	static List<String> answer(List<Message> messages) {

@@ -81,6 +81,61 @@ class AssistantApprovalTests {
 		assertThat(this.kit).isQuiet().hasNoDeadLetters();
 	}
 
+	@Test
+	void twoPizzasAskedForTogetherWaitForApprovalOneAfterTheOther() {
+		Session room = this.kit.session("chat", "two-pizzas-approved");
+		room.append(NewEvent.of("message.sent", new MessageSent("@assistant order two pizzas", "ann", "ann")));
+		this.kit.drain();
+		for (int i = 0; i < 2; i++) {
+			String callId = ofType(room, AiEvents.TOOL_APPROVAL_REQUESTED).get(i).payload(ToolApprovalRequested.class).callId();
+			room.append(NewEvent.of(AiEvents.TOOL_APPROVED, new AiEvents.ToolApproved(callId)));
+			this.kit.drain();
+		}
+
+		assertThat(ofType(room, AiEvents.TOOL_APPROVAL_REQUESTED)).hasSize(2);
+		assertThat(ofType(room, AiEvents.TOOL_RESULT)).extracting((event) -> event.payload(ToolResult.class).result())
+			.allSatisfy((result) -> assertThat(result).startsWith("Pizza order #"))
+			.hasSize(2);
+		assertThat(ofType(room, AiEvents.REPLY_COMPLETED)).hasSize(1);
+	}
+
+	/**
+	 * Asked for two pizzas, the model asks for the tool again once the first is ordered: the reply waits
+	 * a second time, in the run of the first approval, which the assistant's abortOn spares (an approval
+	 * names no thread). A Stop of another thread leaves it; a Stop of its thread ends it, and the second
+	 * pizza's approval pushed later orders nothing. The Stop once left it waiting.
+	 */
+	@Test
+	void aStopWhileTheSecondOfTwoPizzasWaitsForApprovalEndsTheReplyAndALaterApprovalOrdersNothing() {
+		Session room = this.kit.session("chat", "two-pizzas");
+		room.append(NewEvent.of("message.sent", new MessageSent("@assistant order two pizzas", "ann", "ann")));
+		this.kit.drain();
+		String first = ofType(room, AiEvents.TOOL_APPROVAL_REQUESTED).get(0).payload(ToolApprovalRequested.class).callId();
+		long approval = room.append(NewEvent.of(AiEvents.TOOL_APPROVED, new AiEvents.ToolApproved(first))).get(0).index();
+		this.kit.drain();
+		assertThat(ofType(room, AiEvents.TOOL_APPROVAL_REQUESTED)).as("the second pizza waits for approval").hasSize(2);
+		String second = ofType(room, AiEvents.TOOL_APPROVAL_REQUESTED).get(1).payload(ToolApprovalRequested.class).callId();
+
+		room.append(NewEvent.of("stop.requested", new StopRequested("bob")));
+		this.kit.drain();
+		assertThat(ofType(room, AiEvents.REPLY_STOPPED)).as("stopped by a Stop of another thread").isEmpty();
+
+		room.append(NewEvent.of("stop.requested", new StopRequested("ann")));
+		this.kit.drain();
+		assertThat(ofType(room, AiEvents.REPLY_STOPPED)).singleElement()
+			.satisfies((event) -> assertThat(event.payload(AiEvents.ReplyStopped.class).replyTo()).isEqualTo(approval));
+
+		room.append(NewEvent.of(AiEvents.TOOL_APPROVED, new AiEvents.ToolApproved(second)));
+		this.kit.drain();
+		assertThat(ofType(room, AiEvents.TOOL_RESULT)).extracting((event) -> event.payload(ToolResult.class))
+			.satisfiesExactly((result) -> assertThat(result.result()).startsWith("Pizza order #"), (result) -> {
+				assertThat(result.callId()).isEqualTo(second);
+				assertThat(result.rejected()).isTrue();
+			});
+		assertThat(ofType(room, AiEvents.REPLY_COMPLETED)).isEmpty();
+		assertThat(this.kit).isQuiet().hasNoDeadLetters();
+	}
+
 	private static java.util.List<Event> ofType(Session room, String type) {
 		return room.history(0, 1000).events().stream().filter((event) -> event.type().equals(type)).toList();
 	}
