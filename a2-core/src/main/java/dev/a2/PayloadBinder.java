@@ -10,6 +10,7 @@ import dev.a2.store.StoredEvent;
 import dev.a2.wire.Wire;
 import org.jspecify.annotations.Nullable;
 import tools.jackson.core.JacksonException;
+import tools.jackson.databind.DeserializationFeature;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 import tools.jackson.databind.node.ArrayNode;
@@ -117,10 +118,10 @@ final class PayloadBinder {
 		if (payload == null) {
 			return null;
 		}
-		if (payload instanceof JsonNode node) {
-			return this.mapper.treeToValue(node, type);
-		}
-		return this.mapper.convertValue(payload, type);
+		JsonNode node = (payload instanceof JsonNode tree) ? tree : this.mapper.valueToTree(payload);
+		// Jackson truncates 19.99 into an int or long field as 19 and the truncated value would be stored
+		// as the event: a client's amount or quantity changed silently, so a fraction there does not bind
+		return this.mapper.readerFor(type).without(DeserializationFeature.ACCEPT_FLOAT_AS_INT).readValue(node);
 	}
 
 	private static String path(JacksonException ex) {

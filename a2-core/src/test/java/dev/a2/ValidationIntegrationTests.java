@@ -120,6 +120,29 @@ class ValidationIntegrationTests {
 				"events[0].payload cannot be written as JSON: Document nesting depth");
 	}
 
+	/** A payload type with whole numbers, as an order's quantity and its amount in cents are. */
+	public record Line(String sku, int quantity, long amountCents) {
+	}
+
+	@Test
+	void aNumberWithAFractionWhereAWholeNumberGoesIsInvalidAndStoresNothing() {
+		A2Server shop = A2TestSupport.server(this.dataSource)
+			.contract(Contract.builder("shop").event("line.added", Line.class).build())
+			.build();
+		Session session = shop.session("shop", this.session.id());
+		JsonMapper json = JsonMapper.builder().build();
+		// a pushed payload (a JSON tree) and one given as a map: 19.99 was stored as 19 cents, 1.5 as 1
+		assertRejected(() -> session.append(NewEvent.of("line.added",
+				json.readTree("{\"sku\":\"a\",\"quantity\":1,\"amountCents\":19.99}"))), "events[0].payload.amountCents");
+		assertRejected(() -> session.append(NewEvent.of("line.added", Map.of("sku", "a", "quantity", 1.5, "amountCents", 100))),
+				"events[0].payload.quantity");
+		assertThatThrownBy(() -> session.append(NewEvent.of("line.added", Map.of("sku", "a", "quantity", 1.5, "amountCents", 100))))
+			.hasMessage("events[0].payload.quantity: Cannot coerce Floating-point value (1.5) to `int` value");
+		assertThat(session.append(NewEvent.of("line.added", json.readTree("{\"sku\":\"a\",\"quantity\":2,\"amountCents\":1999}")))
+			.get(0)
+			.payload(Line.class)).isEqualTo(new Line("a", 2, 1999));
+	}
+
 	@Test
 	void missingPayload() {
 		assertRejected(() -> this.session.append(new NewEvent("message.sent", null, null)),

@@ -38,8 +38,8 @@ public final class Wire {
 	/** A Java class's qualified name: its package goes, its simple name (group 1) stays. */
 	private static final Pattern QUALIFIED_NAME = Pattern.compile("\\b(?:[a-z_$][\\w$]*\\.)+([A-Z][\\w$]*)");
 
-	/** Jackson's pointer to the setting a limit comes from. */
-	private static final Pattern SERVER_ADVICE = Pattern.compile(",? from `[^`]*`");
+	/** Jackson's pointer to the setting a limit comes from, or to the setting that would coerce a value. */
+	private static final Pattern SERVER_ADVICE = Pattern.compile(",? from `[^`]*`| \\(but could if [^)]*\\)");
 
 	/** The members of a pushed event. */
 	private static final Set<String> EVENT_MEMBERS = Set.of("type", "payload", "id");
@@ -389,7 +389,8 @@ public final class Wire {
 	 * What Jackson said of a value it could not read or write, for the caller: its first line, with
 	 * the server's class names shortened to their simple names ({@code `Integer`}, not
 	 * {@code `java.lang.Integer`}) and its advice to the server's code left out ("from
-	 * {@code `StreamReadConstraints.getMaxStringLength()`}"), which tell a client nothing it can act on
+	 * {@code `StreamReadConstraints.getMaxStringLength()`}", "(but could if coercion was enabled using
+	 * {@code `CoercionConfig`})"), which tell a client nothing it can act on
 	 * and tell anyone the server's packages.
 	 */
 	public static String jacksonMessage(JacksonException ex, String unread) {
