@@ -54,4 +54,20 @@ public final class ConsumerContext {
 		return this.session.consumer();
 	}
 
+	/**
+	 * A key for an effect of this run outside A2, such as a payment provider's idempotency key or the
+	 * unique key of a row in the application's own table: the same at every attempt of this unit of
+	 * work (a retry, a takeover after a crash, a redrive), so the other side can drop a repeat, and
+	 * different for every other contract, session, trigger, consumer and {@code effect}. The trigger's
+	 * id alone is no such key: an id is unique within its session only, and the ids of the events
+	 * consumers write, derived from their trigger's, repeat in every session. A name-based UUID
+	 * (version 5), 36 characters.
+	 * @param effect what the effect is ({@code "charge"}, {@code "refund"}), so that two effects of one
+	 * run have two keys
+	 */
+	public String effectKey(String effect) {
+		Consumer consumer = consumer();
+		return DerivedIds.effect(consumer.contract(), this.session.id(), this.event.id(), consumer.name(), effect);
+	}
+
 }

@@ -30,6 +30,8 @@ public final class DerivedIds {
 
 	static final UUID SCHEDULED_EVENT_NAMESPACE = UUID.fromString("8885182a-c486-41ae-8216-18ce72c9d178");
 
+	static final UUID EFFECT_NAMESPACE = UUID.fromString("1c55dbb5-81bd-462e-9871-305c3a49a96b");
+
 	private static final Pattern UUID_V5 = Pattern
 		.compile("[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-5[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}");
 
@@ -66,6 +68,18 @@ public final class DerivedIds {
 			int clearIndex, @Nullable Long ifLastIndex, @Nullable String consumer) {
 		return derive(SCHEDULE_CLEAR_NAMESPACE, contract, session, triggerEventId, name, Integer.toString(clearIndex),
 				(ifLastIndex != null) ? ifLastIndex.toString() : "-", consumer);
+	}
+
+	/**
+	 * The key of an effect outside A2 that a consumer's run of a trigger has (see
+	 * {@link ConsumerContext#effectKey}). Unlike the ids of the events a run writes, which are unique
+	 * within their session only, it names the contract and the session.
+	 */
+	public static String effect(String contract, String session, String triggerEventId, String consumer, String effect) {
+		if (effect.isEmpty()) {
+			throw new IllegalArgumentException("an effect name must not be empty");
+		}
+		return derive(EFFECT_NAMESPACE, contract, session, triggerEventId, consumer, effect);
 	}
 
 	/** The id of the {@code ordinal}th event a scheduled task appends. */

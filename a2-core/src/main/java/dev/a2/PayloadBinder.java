@@ -12,6 +12,7 @@ import org.jspecify.annotations.Nullable;
 import tools.jackson.core.JacksonException;
 import tools.jackson.databind.DeserializationFeature;
 import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.ObjectReader;
 import tools.jackson.databind.json.JsonMapper;
 import tools.jackson.databind.node.ArrayNode;
 import tools.jackson.databind.node.ObjectNode;
@@ -24,10 +25,18 @@ final class PayloadBinder {
 
 	private final JsonMapper mapper;
 
+	/**
+	 * The mapper's reader without its float-to-int coercion: Jackson truncates 19.99 into an int or
+	 * long field as 19, and the truncated value would be stored as the event (a client's amount or
+	 * quantity changed silently), so a fraction there does not bind.
+	 */
+	private final ObjectReader payloads;
+
 	private final @Nullable PayloadValidator validator;
 
 	PayloadBinder(JsonMapper mapper, @Nullable PayloadValidator validator) {
 		this.mapper = mapper;
+		this.payloads = mapper.reader().without(DeserializationFeature.ACCEPT_FLOAT_AS_INT);
 		this.validator = validator;
 	}
 
@@ -119,9 +128,7 @@ final class PayloadBinder {
 			return null;
 		}
 		JsonNode node = (payload instanceof JsonNode tree) ? tree : this.mapper.valueToTree(payload);
-		// Jackson truncates 19.99 into an int or long field as 19 and the truncated value would be stored
-		// as the event: a client's amount or quantity changed silently, so a fraction there does not bind
-		return this.mapper.readerFor(type).without(DeserializationFeature.ACCEPT_FLOAT_AS_INT).readValue(node);
+		return this.payloads.forType(type).readValue(node);
 	}
 
 	private static String path(JacksonException ex) {

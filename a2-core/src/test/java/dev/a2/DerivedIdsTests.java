@@ -33,6 +33,15 @@ class DerivedIdsTests {
 	}
 
 	@Test
+	void effectKeys() {
+		assertThat(DerivedIds.effect("chat", "room-1", "evt-1", "assistant", "charge"))
+			.isEqualTo("fdf2ddc7-fe32-5b86-a702-47c6a11883f3");
+		assertThat(DerivedIds.effect("chat", "room-2", "evt-1", "assistant", "charge"))
+			.isEqualTo("6b826a44-6098-505b-818d-0b411f9f2818");
+		assertThatIllegalArgumentException().isThrownBy(() -> DerivedIds.effect("chat", "room-1", "evt-1", "assistant", ""));
+	}
+
+	@Test
 	void scheduleIds() {
 		assertThat(DerivedIds.schedule("chat", "room-1", "evt-1", "expire", 0, "assistant"))
 			.isEqualTo("6515eee0-fb88-5e19-a1eb-5d11fd987ae9");

@@ -267,6 +267,44 @@ class DrainIntegrationTests {
 		assertThat(seen).containsExactly(1L, 2L, 3L, 3L, 4L, 5L);
 	}
 
+	/**
+	 * Two orders whose clients sent their first event with the same id: an effect keyed by the
+	 * trigger's id alone would charge the second order as a repeat of the first's charge. The effect key
+	 * tells the sessions apart, and stays the same when the run that charged fails and runs again.
+	 */
+	@Test
+	void anEffectKeyIsTheSameAtEveryAttemptAndDiffersBetweenSessionsThatShareAnEventId() {
+		Map<String, List<String>> keysBySession = new ConcurrentHashMap<>();
+		Map<String, String> charged = new ConcurrentHashMap<>();
+		Consumer payments = Consumer.builder("chat", "payments").types("message.sent").run((context) -> {
+			String key = context.effectKey("charge");
+			keysBySession.computeIfAbsent(context.session().id(), (k) -> new CopyOnWriteArrayList<>()).add(key);
+			// the provider drops a repeat of a key it has seen
+			charged.putIfAbsent(key, context.session().id());
+			if (context.attempt() == 1) {
+				throw new IllegalStateException("the connection dropped after the charge");
+			}
+			return note("charged");
+		});
+		A2Server server = this.support.server(payments);
+		Session first = server.session("chat", A2TestSupport.newSessionId());
+		Session second = server.session("chat", A2TestSupport.newSessionId());
+		first.append(NewEvent.of("message.sent", new MessageSent("order", "ann"), "placed"));
+		second.append(NewEvent.of("message.sent", new MessageSent("order", "bob"), "placed"));
+		await().atMost(Duration.ofSeconds(20))
+			.until(() -> failures(first.id(), "payments") == 1 && failures(second.id(), "payments") == 1);
+
+		this.support.clock.advance(Duration.ofMinutes(1));
+		server.sweep();
+		await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> {
+			assertThat(notes(first)).hasSize(1);
+			assertThat(notes(second)).hasSize(1);
+		});
+		assertThat(keysBySession.get(first.id())).hasSize(2).containsOnly(keysBySession.get(first.id()).get(0));
+		assertThat(keysBySession.get(second.id())).hasSize(2).containsOnly(keysBySession.get(second.id()).get(0));
+		assertThat(charged).hasSize(2).containsValues(first.id(), second.id());
+	}
+
 	@Test
 	void backfillStartsAtTheFirstEventAndOtherCursorsAtTheHeadTheyFirstSee() {
 		A2Server before = this.support.server();
