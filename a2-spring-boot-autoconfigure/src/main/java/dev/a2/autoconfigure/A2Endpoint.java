@@ -193,7 +193,8 @@ public class A2Endpoint {
 	 * 404 when there is no such dead letter (never one, or redriven already: of concurrent redrives of
 	 * one unit exactly one applies), 400 for a missing field or an unknown action — errors in A2's
 	 * {@code {"error":{"code","message"}}} shape. A body Boot's endpoint machinery cannot read as text
-	 * fields never reaches this method: {@code A2EndpointBodyErrors} answers it in the same shape.
+	 * fields never reaches this method: {@code A2EndpointBodyErrors} answers it in the same shape; nor does
+	 * one with a field this method does not have, which Boot would drop: {@code A2EndpointFields} refuses it.
 	 */
 	@WriteOperation
 	public WebEndpointResponse<Object> redrive(@Selector String redrive, @Nullable String contract,

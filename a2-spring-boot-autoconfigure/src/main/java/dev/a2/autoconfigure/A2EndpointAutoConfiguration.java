@@ -44,6 +44,12 @@ public final class A2EndpointAutoConfiguration {
 		return new A2EndpointJmxExtension(endpoint);
 	}
 
+	/** A redrive with a field it does not have is refused, naming it, not applied without it. */
+	@Bean
+	A2EndpointFields a2EndpointFields() {
+		return new A2EndpointFields();
+	}
+
 	/** A redrive's body Boot's WebFlux endpoint machinery cannot read, answered in A2's shape. */
 	@Configuration(proxyBeanMethods = false)
 	@ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.REACTIVE)

@@ -235,6 +235,45 @@ class A2ApplicationIntegrationTests {
 			.expectStatus().isOk();
 	}
 
+	/**
+	 * §11: a redrive with a field it does not have (a flag its sender meant to matter, a misspelt name) is
+	 * refused naming that field, and nothing is redriven. Boot hands the operation only the fields it
+	 * declares: the redrive was applied as if the field were not there.
+	 */
+	@Test
+	void aRedriveWithAFieldItDoesNotHaveIsRefusedNamingItAndRedrivesNothing() {
+		this.a2.session("orders", "unknown-field").append(NewEvent.of("poison", new Poison("lead")));
+		await().atMost(Duration.ofSeconds(20))
+			.untilAsserted(() -> this.http.get().uri("/actuator/a2/dead-letters?session=unknown-field").exchange()
+				.expectBody().jsonPath("$.length()").isEqualTo(1));
+		String fields = "\"contract\":\"orders\",\"session\":\"unknown-field\",\"consumer\":\"fragile\",\"index\":1";
+		Map<String, String> refused = Map.of("{" + fields + ",\"action\":\"retry\",\"dryRun\":true}", "'dryRun'",
+				"{" + fields + ",\"acton\":\"skip\"}", "'acton'",
+				"{" + fields + ",\"action\":\"skip\",\"Index\":2,\"note\":null}", "'Index', 'note'");
+		refused.forEach((body, named) -> this.http.post().uri("/actuator/a2/redrive")
+			.contentType(MediaType.APPLICATION_JSON)
+			.bodyValue(body)
+			.exchange()
+			.expectStatus().isBadRequest()
+			.expectBody().jsonPath("$.error.code").isEqualTo("INVALID_PAYLOAD")
+			.jsonPath("$.error.message").value((message) -> assertThat((String) message).as(body)
+				.startsWith("a redrive has no field " + named + "; its fields are action, consumer, contract, index, session")));
+		// a query's fields are the operation's too, as Boot merges them with the body's
+		this.http.post().uri("/actuator/a2/redrive?force=yes")
+			.bodyValue(Map.of("contract", "orders", "session", "unknown-field", "consumer", "fragile", "index", 1, "action", "skip"))
+			.exchange()
+			.expectStatus().isBadRequest()
+			.expectBody().jsonPath("$.error.message").value((message) -> assertThat((String) message).contains("'force'"));
+		this.http.get().uri("/actuator/a2/dead-letters?session=unknown-field").exchange()
+			.expectBody().jsonPath("$.length()").isEqualTo(1).jsonPath("$[0].consumer").isEqualTo("fragile");
+		assertThat(this.consumers.survived).doesNotContain("lead");
+		// discarded, so the other tests count only their own dead letters
+		this.http.post().uri("/actuator/a2/redrive")
+			.bodyValue(Map.of("contract", "orders", "session", "unknown-field", "consumer", "fragile", "index", 1, "action", "skip"))
+			.exchange()
+			.expectStatus().isOk();
+	}
+
 	/** Another endpoint's unreadable body keeps Boot's answer: A2 speaks for its own endpoint only. */
 	@Test
 	void anotherEndpointsUnreadableBodyKeepsBootsAnswer() {

@@ -81,6 +81,19 @@ class A2EndpointServletIntegrationTests {
 			.expectBody().jsonPath("$.error.code").isEqualTo("NOT_DEAD_LETTERED");
 	}
 
+	/** §11: a redrive's field it does not have is refused naming it, in a servlet application too. */
+	@Test
+	void aRedriveWithAFieldItDoesNotHaveIsRefusedNamingIt() {
+		this.http.post().uri("/actuator/a2/redrive")
+			.bodyValue(Map.of("contract", "orders", "session", "s", "consumer", "fragile", "index", 1, "action", "skip",
+					"dryRun", true))
+			.exchange()
+			.expectStatus().isBadRequest()
+			.expectBody().jsonPath("$.error.code").isEqualTo("INVALID_PAYLOAD")
+			.jsonPath("$.error.message").value((message) -> assertThat((String) message)
+				.startsWith("a redrive has no field 'dryRun'; its fields are action, consumer, contract, index, session"));
+	}
+
 	/** Another endpoint's unreadable body keeps Boot's answer: A2 speaks for its own endpoint only. */
 	@Test
 	void anotherEndpointsUnreadableBodyKeepsBootsAnswer() {
