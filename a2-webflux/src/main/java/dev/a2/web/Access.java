@@ -3,6 +3,8 @@ package dev.a2.web;
 import java.security.Principal;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.LinkedHashMap;
+import java.util.Map;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
@@ -12,6 +14,7 @@ import dev.a2.A2Server;
 import dev.a2.Contract;
 import dev.a2.ErrorCode;
 import dev.a2.NewEvent;
+import dev.a2.PresenceValue;
 import dev.a2.PresenceWrite;
 import dev.a2.Session;
 import org.apache.commons.logging.Log;
@@ -153,6 +156,11 @@ final class Access {
 	 * that does not answer for a while must not end every reader's stream, each of which would come back at
 	 * once and be refused its reconnect with an error): the failure is logged, at WARN once an interval
 	 * across every stream, and the stream is asked again at its next moment.
+	 * <p>
+	 * Before it completes, the refused caller {@linkplain #leave leaves} the session's presence, as a
+	 * client that closes its view does: its client stops keeping that presence alive once its stream or
+	 * subscription ends, and the others would see a reader removed from the session as present for up
+	 * to a presence TTL more.
 	 */
 	Mono<A2Exception> readRevoked(@Nullable Principal caller, String contract, String session, Scheduler scheduler) {
 		Duration every = this.reauthorizeEvery;
@@ -164,7 +172,7 @@ final class Access {
 			Duration first = Duration.ofNanos(1 + ThreadLocalRandom.current().nextLong(every.toNanos()));
 			return Flux.interval(first, every)
 				.onBackpressureDrop()
-				.concatMap((tick) -> Mono.fromCallable(() -> reauthorize(caller, access))
+				.concatMap((tick) -> Mono.fromCallable(() -> leftIfRefused(caller, access))
 					.subscribeOn(scheduler)
 					// the store threads refused the question (their queue full): as an authorizer that failed
 					.onErrorResume((ex) -> {
@@ -173,6 +181,43 @@ final class Access {
 					}), 1)
 				.next();
 		});
+	}
+
+	/** The refusal, once the refused caller has left the session's presence, or {@code null} while it may read. */
+	private @Nullable A2Exception leftIfRefused(@Nullable Principal caller, A2Access access) {
+		A2Exception refusal = reauthorize(caller, access);
+		if (refusal != null) {
+			leave(caller, access);
+		}
+		return refusal;
+	}
+
+	/**
+	 * Removes every field the caller's participant (its name: the participant it writes presence as, and
+	 * the only one it may unless {@code a2.web.presence-participant=any}) has in the session, as a client's
+	 * goodbye does: a patch of {@code null}s to every subscriber, and tombstones an older write does not
+	 * pass. An anonymous caller names no participant, so its presence is left to expire. A failure (the
+	 * store unreachable) is logged: the stream ends all the same, and the presence expires after its TTL.
+	 */
+	private void leave(@Nullable Principal caller, A2Access access) {
+		if (caller == null) {
+			return;
+		}
+		String participant = caller.getName();
+		try {
+			Session session = this.server.session(String.valueOf(access.contract()), String.valueOf(access.session()));
+			Map<String, PresenceValue> fields = session.presence().participants().get(participant);
+			if (fields == null || fields.isEmpty()) {
+				return;
+			}
+			Map<String, @Nullable Object> gone = new LinkedHashMap<>();
+			fields.keySet().forEach((field) -> gone.put(field, null));
+			session.presence(PresenceWrite.of(participant, gone));
+		}
+		catch (RuntimeException ex) {
+			logger.warn("Could not remove the presence of '" + participant + "', who may no longer read session '"
+					+ access.session() + "' of contract '" + access.contract() + "'; it expires after a2.presence.ttl", ex);
+		}
 	}
 
 	/** The refusal, or {@code null} while the caller may read (or the authorizer failed to say). */

@@ -18,6 +18,7 @@ import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
 
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
@@ -51,7 +52,8 @@ import static org.awaitility.Awaitility.await;
  * as long as it held. Open streams ask the authorizer again every {@code a2.web.reauthorize-every}.
  */
 @SpringBootTest(classes = ChatApplication.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-		properties = "a2.web.reauthorize-every=200ms")
+		// presence that outlives every test: what removes a reader's presence here is his removal, not its expiry
+		properties = { "a2.web.reauthorize-every=200ms", "a2.presence.ttl=1h" })
 @Import(RevokedReadersIntegrationTests.Members.class)
 @ActiveProfiles(RevokedReadersIntegrationTests.PROFILE)
 @ExtendWith(OutputCaptureExtension.class)
@@ -59,6 +61,8 @@ class RevokedReadersIntegrationTests {
 
 	/** Keeps {@link Members} out of the other tests' applications, which scan this package. */
 	static final String PROFILE = "revoked-readers-tests";
+
+	private static final JsonMapper json = JsonMapper.builder().build();
 
 	private static final ParameterizedTypeReference<ServerSentEvent<String>> SSE = new ParameterizedTypeReference<>() {
 	};
@@ -150,6 +154,59 @@ class RevokedReadersIntegrationTests {
 		}
 	}
 
+	/**
+	 * A reader removed from a session leaves its presence there when his stream ends, as a client that
+	 * closes its view does: his client stops keeping it alive, and the others saw him as present until
+	 * it expired.
+	 */
+	@Test
+	void aReaderWhoseStreamEndsLeavesThePresenceForTheOthersToSee() {
+		String session = "room-stream-presence";
+		WebClient http = WebClient.create("http://localhost:" + this.port);
+		List<ServerSentEvent<String>> alice = new CopyOnWriteArrayList<>();
+		List<ServerSentEvent<String>> bob = new CopyOnWriteArrayList<>();
+		Disposable aliceStream = stream(http, session, "alice").subscribe(alice::add);
+		Disposable bobStream = stream(http, session, "bob").doOnNext(bob::add)
+			.then(Mono.fromRunnable(() -> bob.add(ServerSentEvent.<String>builder().event("ended").build())))
+			.subscribe();
+		try {
+			await().atMost(Duration.ofSeconds(20)).until(() -> presence(alice) && presence(bob));
+			writePresence(http, session, "bob", "{\"values\":{\"typing\":true,\"status\":\"reading\"}}");
+			writePresence(http, session, "alice", "{\"values\":{\"status\":\"reading\"}}");
+			await().atMost(Duration.ofSeconds(20)).until(() -> patched(alice, "bob", "typing", true));
+
+			this.members.removed.add("bob/" + session);
+			await().atMost(Duration.ofSeconds(20)).until(() -> ended(bob));
+			await().atMost(Duration.ofSeconds(20))
+				.until(() -> patched(alice, "bob", "typing", null) && patched(alice, "bob", "status", null));
+			JsonNode now = json.readTree(http.get().uri("/a2/chat/sessions/{session}/presence", session).header("X-User", "alice")
+				.retrieve().bodyToMono(String.class).block(Duration.ofSeconds(20)));
+			assertThat(now.get("participants").propertyNames()).containsExactly("alice");
+		}
+		finally {
+			aliceStream.dispose();
+			bobStream.dispose();
+		}
+	}
+
+	/** The same for a socket subscription, whose socket stays open with its caller's other sessions. */
+	@Test
+	void aReaderWhoseSubscriptionEndsLeavesThePresenceForTheOthersToSee() {
+		String room = "room-socket-presence";
+		try (TestSocket alice = socket("alice"); TestSocket bob = socket("bob")) {
+			alice.send("{\"type\":\"subscribe\",\"session\":\"" + room + "\"}");
+			bob.send("{\"type\":\"subscribe\",\"session\":\"" + room + "\"}");
+			alice.awaitFrame(TestSocket.type("subscribed", room));
+			bob.awaitFrame(TestSocket.type("subscribed", room));
+			bob.send("{\"type\":\"presence\",\"session\":\"" + room + "\",\"values\":{\"typing\":true}}");
+			alice.awaitFrame((frame) -> TestSocket.type("presence", room).test(frame) && patch(frame, "bob", "typing", true));
+
+			this.members.removed.add("bob/" + room);
+			bob.awaitFrame(TestSocket.type("error", room));
+			alice.awaitFrame((frame) -> TestSocket.type("presence", room).test(frame) && patch(frame, "bob", "typing", null));
+		}
+	}
+
 	@Test
 	void anAuthorizerThatFailsWhileAskedAgainLeavesTheStreamOpenAndSaysSo(CapturedOutput output) {
 		String session = "room-failing";
@@ -175,6 +232,35 @@ class RevokedReadersIntegrationTests {
 		finally {
 			bobStream.dispose();
 		}
+	}
+
+	/** Whether a presence frame of the stream patched the participant's field to the value ({@code null}: removed). */
+	private static boolean patched(List<ServerSentEvent<String>> frames, String participant, String field,
+			@Nullable Object value) {
+		return frames.stream()
+			.anyMatch((frame) -> "presence".equals(frame.event()) && patch(json.readTree(frame.data()), participant, field, value));
+	}
+
+	/** Whether a presence frame ({@code {"patches":[…]}}) patches the participant's field to the value. */
+	private static boolean patch(JsonNode frame, String participant, String field, @Nullable Object value) {
+		for (JsonNode patch : frame.path("patches")) {
+			if (participant.equals(patch.path("participant").asString()) && field.equals(patch.path("field").asString())
+					&& ((value == null) ? patch.get("value").isNull() : value.toString().equals(patch.get("value").asString()))) {
+				return true;
+			}
+		}
+		return false;
+	}
+
+	private static void writePresence(WebClient http, String session, String user, String write) {
+		http.put()
+			.uri("/a2/chat/sessions/{session}/presence", session)
+			.header("X-User", user)
+			.contentType(MediaType.APPLICATION_JSON)
+			.bodyValue(write)
+			.retrieve()
+			.toBodilessEntity()
+			.block(Duration.ofSeconds(20));
 	}
 
 	private static boolean presence(List<ServerSentEvent<String>> frames) {
