@@ -32,19 +32,30 @@ const CODES_BY_STATUS = { 400: "INVALID_PAYLOAD", 401: "UNAUTHORIZED", 403: "FOR
 /** Errors whose answer was A2's own refusal (its JSON error body), not a security filter's or a proxy's. */
 const refusedByA2 = new WeakSet();
 
-async function errorOf(response) {
+/**
+ * The error of a failed answer to `request` ("GET http://…/a2/chat/sessions/s/stream"). A2's answers carry
+ * `{"error":{"code","message"}}`; another's (a proxy's page, Spring Boot's `{"error":"Not Found",…}`) does not,
+ * and only its status is taken.
+ */
+async function errorOf(response, request, baseUrl) {
   let body = null;
   try {
     body = await response.json();
   } catch {
     // not A2's JSON (a proxy's page, a login redirect): the status says enough
   }
-  const error = body && body.error;
+  const error = (body && body.error && typeof body.error === "object" && typeof body.error.code === "string") ? body.error : null;
   const code = (error && error.code) || CODES_BY_STATUS[response.status] || (response.status >= 500 ? "INTERNAL" : "HTTP_" + response.status);
   // a security filter's refusal has no body of A2's; a bearer token's tells why in its challenge ("Jwt expired at …")
   const why = /error_description="([^"]*)"/.exec(response.headers.get("www-authenticate") || "");
-  const message = (error && error.message) || ("HTTP " + response.status + " " + (response.statusText || "")
+  let message = (error && error.message) || ("HTTP " + response.status + " " + (response.statusText || "")
     + (why ? ": " + why[1] : ""));
+  if (!error && response.status === 404 && request) {
+    // A2 answers every path under its base path itself: a 404 of another's means the request missed A2 altogether
+    message = request + " answered 404 " + (response.statusText || "Not Found") + ", and not from A2 (no A2 error in the "
+      + "answer): the URL is not A2's. Check baseUrl (" + JSON.stringify(baseUrl) + "): it must be where A2's routes are, "
+      + "a2.web.base-path (/a2 by default) under the application's context path, behind any proxy's prefix";
+  }
   const refusal = new A2Error(code, message, { status: response.status });
   if (error) refusedByA2.add(refusal);
   return refusal;
@@ -295,7 +306,7 @@ class A2Client {
       if (signal && signal.aborted) throw abortError(signal);
       throw networkError(e);
     }
-    if (!response.ok) throw await errorOf(response);
+    if (!response.ok) throw await errorOf(response, method + " " + url, this.baseUrl);
     if (!/^application\/([\w.+-]*\+)?json\s*(;|$)/i.test(response.headers.get("content-type") || "")) {
       // a login page a redirect led to, a proxy's page: nothing was stored, and asking again answers the same
       throw unexpected(response, method + " " + url, "JSON", "log in or check baseUrl");
@@ -737,7 +748,8 @@ class Session {
       try {
         let query = "?after=" + this.lastIndex;
         if (this.reducer) query += "&state=" + encodeURIComponent(this.reducer);
-        const response = await this.client.fetchImpl(this.client.url(this.contract, this.id, "/stream" + query), {
+        const url = this.client.url(this.contract, this.id, "/stream" + query);
+        const response = await this.client.fetchImpl(url, {
           headers: await this.client.requestHeaders({ Accept: "text/event-stream" }),
           credentials: this.client.credentials,
           cache: "no-store",
@@ -745,7 +757,7 @@ class Session {
         });
         const type = response.headers.get("Content-Type") || "";
         if (!response.ok) {
-          error = await errorOf(response);
+          error = await errorOf(response, "GET " + url, this.client.baseUrl);
         } else if (!/^text\/event-stream\s*(;|$)/i.test(type)) {
           // a login page a redirect led to, a proxy's page: asking again would answer the same
           error = unexpected(response, "the stream", "text/event-stream", "log in or check baseUrl, then call reconnect()");
