@@ -100,6 +100,12 @@ class A2ApplicationIntegrationTests {
 		});
 		assertThat(this.consumers.ledger).isSorted();
 		assertThat(session.history(0, 10).events().get(2).cause().consumer()).isEqualTo("shipper");
+		// on the wire, a keyed consumer's cause names its lane, the key (web.md, PROTOCOL.md §2)
+		this.http.get().uri("/a2/orders/sessions/order-1/events").exchange()
+			.expectStatus().isOk()
+			.expectBody()
+			.jsonPath("$.events[?(@.type == 'order.shipped' && @.payload.sku == 'pen')].cause.lane").isEqualTo("pen")
+			.jsonPath("$.events[?(@.type == 'order.shipped' && @.payload.sku == 'pen')].cause.consumer").isEqualTo("shipper");
 		await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> assertThat(this.observations)
 			.hasAnObservation((observation) -> observation.hasNameEqualTo(A2Observations.EVENT)
 				.hasLowCardinalityKeyValue(A2Observations.CONTRACT, "orders")

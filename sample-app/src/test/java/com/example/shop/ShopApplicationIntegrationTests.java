@@ -2,6 +2,7 @@ package com.example.shop;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 
 import com.jayway.jsonpath.JsonPath;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
@@ -43,6 +44,10 @@ class ShopApplicationIntegrationTests {
 					"order.shipped");
 			assertThat(JsonPath.<String>read(history, "$.events[1].payload.sku")).isEqualTo("book-1");
 			assertThat(JsonPath.<String>read(history, "$.events[1].cause.consumer")).isEqualTo("shipper");
+			// the shipper's lane is independent: its cause has no lane (web.md, PROTOCOL.md §2)
+			assertThat(JsonPath.<Map<String, Object>>read(history, "$.events[1].cause")).containsOnlyKeys("consumer", "index",
+					"attempt")
+				.containsEntry("index", 1);
 
 			String refused = post(orders, "{\"events\":[{\"type\":\"order.placed\",\"payload\":{\"sku\":\"\",\"quantity\":0}}]}");
 			assertThat(refused).startsWith("400 ")
