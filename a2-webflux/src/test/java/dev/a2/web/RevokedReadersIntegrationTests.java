@@ -91,9 +91,7 @@ class RevokedReadersIntegrationTests {
 		List<ServerSentEvent<String>> alice = new CopyOnWriteArrayList<>();
 		List<ServerSentEvent<String>> bob = new CopyOnWriteArrayList<>();
 		Disposable aliceStream = stream(http, session, "alice").subscribe(alice::add);
-		Disposable bobStream = stream(http, session, "bob").doOnNext(bob::add)
-			.then(Mono.fromRunnable(() -> bob.add(ServerSentEvent.<String>builder().event("ended").build())))
-			.subscribe();
+		Disposable bobStream = streamMarkingItsEnd(http, session, "bob", bob);
 		try {
 			await().atMost(Duration.ofSeconds(20)).until(() -> presence(alice) && presence(bob));
 			push(http, session, "alice", "before");
@@ -166,9 +164,7 @@ class RevokedReadersIntegrationTests {
 		List<ServerSentEvent<String>> alice = new CopyOnWriteArrayList<>();
 		List<ServerSentEvent<String>> bob = new CopyOnWriteArrayList<>();
 		Disposable aliceStream = stream(http, session, "alice").subscribe(alice::add);
-		Disposable bobStream = stream(http, session, "bob").doOnNext(bob::add)
-			.then(Mono.fromRunnable(() -> bob.add(ServerSentEvent.<String>builder().event("ended").build())))
-			.subscribe();
+		Disposable bobStream = streamMarkingItsEnd(http, session, "bob", bob);
 		try {
 			await().atMost(Duration.ofSeconds(20)).until(() -> presence(alice) && presence(bob));
 			writePresence(http, session, "bob", "{\"values\":{\"typing\":true,\"status\":\"reading\"}}");
@@ -212,9 +208,7 @@ class RevokedReadersIntegrationTests {
 		String session = "room-failing";
 		WebClient http = WebClient.create("http://localhost:" + this.port);
 		List<ServerSentEvent<String>> bob = new CopyOnWriteArrayList<>();
-		Disposable bobStream = stream(http, session, "bob").doOnNext(bob::add)
-			.then(Mono.fromRunnable(() -> bob.add(ServerSentEvent.<String>builder().event("ended").build())))
-			.subscribe();
+		Disposable bobStream = streamMarkingItsEnd(http, session, "bob", bob);
 		try {
 			await().atMost(Duration.ofSeconds(20)).until(() -> presence(bob));
 			int before = this.members.failures.get();
@@ -273,6 +267,14 @@ class RevokedReadersIntegrationTests {
 
 	private static boolean ended(List<ServerSentEvent<String>> frames) {
 		return frames.stream().anyMatch((frame) -> "ended".equals(frame.event()));
+	}
+
+	/** The caller's stream into {@code into}, and an {@code ended} event there when the server ends it. */
+	private static Disposable streamMarkingItsEnd(WebClient http, String session, String user,
+			List<ServerSentEvent<String>> into) {
+		return stream(http, session, user).doOnNext(into::add)
+			.then(Mono.fromRunnable(() -> into.add(ServerSentEvent.<String>builder().event("ended").build())))
+			.subscribe();
 	}
 
 	private static Flux<ServerSentEvent<String>> stream(WebClient http, String session, String user) {
