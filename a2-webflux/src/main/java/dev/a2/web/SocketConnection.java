@@ -57,6 +57,15 @@ final class SocketConnection {
 	/** The members of a presence frame: a presence write's, and a frame's own. */
 	private static final Set<String> PRESENCE_FRAME_MEMBERS = framed(PresenceWrites.MEMBERS);
 
+	/** The members of a subscribe frame: a misspelt {@code after} would follow the session from its start. */
+	private static final Set<String> SUBSCRIBE_FRAME_MEMBERS = framed(Set.of("after"));
+
+	/** The members of an unsubscribe frame. */
+	private static final Set<String> UNSUBSCRIBE_FRAME_MEMBERS = framed(Set.of());
+
+	/** The members of a ping frame. */
+	private static final Set<String> PING_FRAME_MEMBERS = Set.of("type", "ref");
+
 	record Shared(A2Server server, Wire wire, SessionFeeds feeds, PresenceFeeds presence, Access access,
 			Scheduler scheduler, A2WebSettings settings, ObservationRegistry observations, LiveConnections connections) {
 	}
@@ -155,6 +164,7 @@ final class SocketConnection {
 				case "push" -> push(frame, ref[0]);
 				case "presence" -> presence(frame);
 				case "ping" -> {
+					Wire.onlyMembers(frame, "the ping frame", PING_FRAME_MEMBERS);
 					answer("{\"type\":\"pong\"}");
 					yield Mono.<Void>empty();
 				}
@@ -169,6 +179,7 @@ final class SocketConnection {
 	}
 
 	private Mono<Void> subscribe(JsonNode frame) {
+		Wire.onlyMembers(frame, "the subscribe frame", SUBSCRIBE_FRAME_MEMBERS);
 		String id = sessionId(frame);
 		JsonNode afterNode = frame.get("after");
 		long after = 0;
@@ -252,6 +263,7 @@ final class SocketConnection {
 	}
 
 	private Mono<Void> unsubscribe(JsonNode frame) {
+		Wire.onlyMembers(frame, "the unsubscribe frame", UNSUBSCRIBE_FRAME_MEMBERS);
 		String id = sessionId(frame);
 		Sinks.Empty<Void> end = this.subscriptions.remove(id);
 		if (end != null) {

@@ -110,8 +110,24 @@ class SocketIntegrationTests {
 			JsonNode presence = socket.awaitFrame((frame) -> TestSocket.type("error").test(frame) && frame.path("ref").asLong() == 9);
 			assertThat(presence.get("error").get("message").asString()).isEqualTo("the presence frame has no member 'ttl'; "
 					+ "its members are at, participant, ref, session, type, values");
+			// a misspelt after would have followed the session from its first event
+			socket.send("{\"type\":\"subscribe\",\"ref\":10,\"session\":\"misspelt-frame\",\"afer\":5}");
+			JsonNode subscribe = socket.awaitFrame((frame) -> TestSocket.type("error").test(frame) && frame.path("ref").asLong() == 10);
+			assertThat(subscribe.get("error").get("message").asString())
+				.isEqualTo("the subscribe frame has no member 'afer'; its members are after, ref, session, type");
+			// not followed: a subscribe as it should be is taken, not refused as a second one
+			socket.send("{\"type\":\"subscribe\",\"ref\":13,\"session\":\"misspelt-frame\",\"after\":0}");
+			socket.awaitFrame(TestSocket.type("subscribed", "misspelt-frame"));
+			socket.send("{\"type\":\"unsubscribe\",\"ref\":11,\"session\":\"misspelt-frame\",\"after\":0}");
+			JsonNode unsubscribe = socket.awaitFrame((frame) -> TestSocket.type("error").test(frame) && frame.path("ref").asLong() == 11);
+			assertThat(unsubscribe.get("error").get("message").asString())
+				.isEqualTo("the unsubscribe frame has no member 'after'; its members are ref, session, type");
+			socket.send("{\"type\":\"ping\",\"ref\":12,\"at\":1}");
+			JsonNode ping = socket.awaitFrame((frame) -> TestSocket.type("error").test(frame) && frame.path("ref").asLong() == 12);
+			assertThat(ping.get("error").get("message").asString()).isEqualTo("the ping frame has no member 'at'; its members are ref, type");
 			socket.send("{\"type\":\"ping\"}");
 			socket.awaitFrame(TestSocket.type("pong"));
+			assertThat(socket.received).noneMatch((frame) -> TestSocket.type("error").test(frame) && frame.path("ref").asLong() == 13);
 		}
 		assertThat(http.get().uri("/a2/chat/sessions/misspelt-frame/events").retrieve().bodyToMono(String.class).block())
 			.contains("\"events\":[]");
