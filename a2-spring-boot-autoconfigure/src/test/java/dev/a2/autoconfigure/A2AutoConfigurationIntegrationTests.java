@@ -8,9 +8,11 @@ import com.zaxxer.hikari.HikariDataSource;
 import dev.a2.A2Exception;
 import dev.a2.A2Server;
 import dev.a2.Contract;
+import dev.a2.Event;
 import dev.a2.NewEvent;
 import dev.a2.PayloadValidator;
 import dev.a2.Reducer;
+import dev.a2.Session;
 import dev.a2.store.EventStore;
 import dev.a2.store.SnapshotStore;
 import dev.a2.store.postgres.PostgresEventStore;
@@ -21,6 +23,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
 
 import org.springframework.boot.SpringApplication;
 import org.springframework.boot.WebApplicationType;
@@ -77,6 +81,29 @@ class A2AutoConfigurationIntegrationTests {
 				.isInstanceOf(A2Exception.class)
 				.hasMessageContaining("events[0].payload.text: must not be blank");
 		});
+	}
+
+	/**
+	 * Payloads bind with the application's {@code JsonMapper}: with Spring Boot's settings a member the
+	 * payload's record does not have is left out, and {@code spring.jackson.deserialization.fail-on-unknown-properties}
+	 * makes it a refusal naming it (docs/PROTOCOL.md says both).
+	 */
+	@Test
+	void aPayloadMemberItsRecordDoesNotHaveIsLeftOutOrRefusedAsTheApplicationsJacksonSettingsSay() {
+		JsonNode misspelt = JsonMapper.builder().build().readTree("{\"text\":\"hi\",\"txt\":\"hello\"}");
+		this.runner.withUserConfiguration(ChatContract.class).run((context) -> {
+			Event stored = context.getBean(A2Server.class).session("chat", "lenient").append(new NewEvent("said", misspelt, null)).get(0);
+			assertThat(stored.payload(Said.class)).isEqualTo(new Said("hi"));
+		});
+		this.runner.withUserConfiguration(ChatContract.class)
+			.withPropertyValues("spring.jackson.deserialization.fail-on-unknown-properties=true")
+			.run((context) -> {
+				Session session = context.getBean(A2Server.class).session("chat", "strict");
+				assertThatThrownBy(() -> session.append(new NewEvent("said", misspelt, null))).isInstanceOf(A2Exception.class)
+					.hasMessageContaining("events[0].payload")
+					.hasMessageContaining("txt");
+				assertThat(session.history(0, 10).events()).isEmpty();
+			});
 	}
 
 	@Test
