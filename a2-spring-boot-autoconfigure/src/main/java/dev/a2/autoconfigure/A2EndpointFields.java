@@ -25,7 +25,8 @@ import org.springframework.util.MimeType;
  * so a redrive sent with a field its sender meant to matter was applied as if the field were not there
  * (§11: bad input gets a clear error and changes nothing). The fields are the body's and the query's
  * alike, as Boot merges them; the selector ({@code redrive}) and what Boot resolves itself (the caller)
- * are no fields.
+ * are no fields. A read's query parameters likewise: {@code dead-letters?sesion=…} listed every session's
+ * dead letters, as if no session were asked for.
  */
 final class A2EndpointFields implements OperationInvokerAdvisor {
 
@@ -36,9 +37,10 @@ final class A2EndpointFields implements OperationInvokerAdvisor {
 	@Override
 	public OperationInvoker apply(EndpointId endpointId, OperationType operationType, OperationParameters parameters,
 			OperationInvoker invoker) {
-		if (!A2.equals(endpointId) || operationType != OperationType.WRITE) {
+		if (!A2.equals(endpointId) || (operationType != OperationType.WRITE && operationType != OperationType.READ)) {
 			return invoker;
 		}
+		boolean write = operationType == OperationType.WRITE;
 		List<OperationParameter> declared = parameters.stream().toList();
 		return (context) -> {
 			List<String> unknown = context.getArguments()
@@ -51,11 +53,13 @@ final class A2EndpointFields implements OperationInvokerAdvisor {
 			if (unknown.isEmpty()) {
 				return invoker.invoke(context);
 			}
-			return new WebEndpointResponse<>(A2Endpoint.errorBody(ErrorCode.INVALID_PAYLOAD.name(),
-					"a redrive has no field " + unknown.stream().map((name) -> "'" + name + "'").collect(Collectors.joining(", "))
-							+ "; its fields are " + String.join(", ", fields(declared, context))
-							+ ". Nothing was redriven"),
-					400, JSON);
+			String named = unknown.stream().map((name) -> "'" + name + "'").collect(Collectors.joining(", "));
+			Set<String> fields = fields(declared, context);
+			String message = write
+					? "a redrive has no field " + named + "; its fields are " + String.join(", ", fields) + ". Nothing was redriven"
+					: "this read of the a2 endpoint has no parameter " + named + "; its parameters are "
+							+ (fields.isEmpty() ? "none" : String.join(", ", fields));
+			return new WebEndpointResponse<>(A2Endpoint.errorBody(ErrorCode.INVALID_PAYLOAD.name(), message), 400, JSON);
 		};
 	}
 

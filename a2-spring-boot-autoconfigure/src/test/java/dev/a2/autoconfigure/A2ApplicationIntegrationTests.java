@@ -280,6 +280,21 @@ class A2ApplicationIntegrationTests {
 			.expectStatus().isOk();
 	}
 
+	/** A misspelt query parameter of a read is refused, naming it, where it once listed every session's. */
+	@Test
+	void aReadWithAParameterItDoesNotHaveIsRefusedNamingIt() {
+		this.http.get().uri("/actuator/a2/dead-letters?contract=orders&sesion=order-1").exchange()
+			.expectStatus().isBadRequest()
+			.expectBody().jsonPath("$.error.code").isEqualTo("INVALID_PAYLOAD")
+			.jsonPath("$.error.message").isEqualTo("this read of the a2 endpoint has no parameter 'sesion'; its parameters are "
+					+ "after, consumer, contract, limit, session");
+		this.http.get().uri("/actuator/a2?verbose=true").exchange()
+			.expectStatus().isBadRequest()
+			.expectBody().jsonPath("$.error.message")
+			.isEqualTo("this read of the a2 endpoint has no parameter 'verbose'; its parameters are none");
+		this.http.get().uri("/actuator/a2/dead-letters?contract=orders&session=order-1").exchange().expectStatus().isOk();
+	}
+
 	/** Another endpoint's unreadable body keeps Boot's answer: A2 speaks for its own endpoint only. */
 	@Test
 	void anotherEndpointsUnreadableBodyKeepsBootsAnswer() {
