@@ -584,8 +584,8 @@ public final class ReplyStream {
 		if (reason.code() != ErrorCode.ABORTED) {
 			return false;
 		}
-		HistoryPage page = context.session().history(context.event().index() - 1, 1);
-		return !page.events().isEmpty() && page.events().get(0).index() == context.event().index();
+		// the trigger is still readable: a clear would have hidden it with the rest of the log
+		return eventAt(context, context.event().index()) != null;
 	}
 
 	/** Two counts of tokens added up; a count one of them lacks is the other's. */
