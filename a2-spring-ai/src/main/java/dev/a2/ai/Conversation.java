@@ -99,14 +99,20 @@ public record Conversation(List<Turn> turns) {
 
 	/** Whether a tool answer for {@code callId} is in the conversation. */
 	public boolean answered(String callId) {
+		return answeredCalls().contains(callId);
+	}
+
+	/** The ids of the calls the conversation holds a tool answer to. */
+	Set<String> answeredCalls() {
+		Set<String> answered = new HashSet<>();
 		for (Turn turn : this.turns) {
 			for (Entry entry : turn.entries()) {
-				if (TOOL.equals(entry.role()) && callId.equals(entry.callId())) {
-					return true;
+				if (TOOL.equals(entry.role()) && entry.callId() != null) {
+					answered.add(entry.callId());
 				}
 			}
 		}
-		return false;
+		return answered;
 	}
 
 	/**
@@ -114,11 +120,12 @@ public record Conversation(List<Turn> turns) {
 	 * answers stored after the point this one was read at (the run of a later approval answered them).
 	 */
 	Conversation withAnswersFrom(Conversation later) {
+		Set<String> answered = answeredCalls();
 		List<Entry> answers = new ArrayList<>();
 		for (Turn turn : later.turns()) {
 			for (Entry entry : turn.entries()) {
 				if (TOOL.equals(entry.role()) && entry.callId() != null && toolCall(entry.callId()) != null
-						&& !answered(entry.callId())) {
+						&& !answered.contains(entry.callId())) {
 					answers.add(entry);
 				}
 			}

@@ -1,7 +1,6 @@
 package dev.a2.ai;
 
 import java.util.ArrayList;
-import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -316,7 +315,7 @@ public final class ReplyStream {
 	private ReplyOutcome stopWaiting(ConsumerContext context) {
 		Event stop = context.event();
 		Conversation now = headConversation(context);
-		Set<String> answered = answeredCalls(now);
+		Set<String> answered = now.answeredCalls();
 		List<AiEvents.ToolResult> answers = new ArrayList<>();
 		List<AiEvents.ReplyStopped> ends = new ArrayList<>();
 		Turn latest = null;
@@ -344,19 +343,6 @@ public final class ReplyStream {
 		}
 		new ReplyWriter(context, this.settings).stoppedWaiting(answers, ends);
 		return new ReplyOutcome(ReplyOutcome.Ending.STOPPED, latest.text());
-	}
-
-	/** The ids of the calls the conversation holds an answer to. */
-	private static Set<String> answeredCalls(Conversation conversation) {
-		Set<String> answered = new HashSet<>();
-		for (Turn turn : conversation.turns()) {
-			for (Conversation.Entry entry : turn.entries()) {
-				if (Conversation.TOOL.equals(entry.role()) && entry.callId() != null) {
-					answered.add(entry.callId());
-				}
-			}
-		}
-		return answered;
 	}
 
 	/**
