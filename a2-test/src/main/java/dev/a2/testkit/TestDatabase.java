@@ -2,8 +2,11 @@ package dev.a2.testkit;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.nio.file.Path;
 import java.security.SecureRandom;
 import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.Locale;
@@ -95,19 +98,29 @@ public final class TestDatabase {
 			return ContainerDatabase.start();
 		}
 		try {
-			EmbeddedPostgres postgres = EmbeddedPostgres.builder().setServerConfig("max_connections", "300").start();
-			Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-				try {
-					postgres.close();
-				}
-				catch (IOException ex) {
-					// the JVM is going away; the embedded server's directory is temporary anyway
-				}
-			}));
-			return new Server(postgres.getJdbcUrl("postgres", "postgres"), "postgres", "postgres");
+			// stopped once the JVM has gone, after the test applications it closes as it exits
+			EmbeddedPostgres postgres = EmbeddedPostgres.builder()
+				.setServerConfig("max_connections", "300")
+				.setRegisterShutdownHook(false)
+				.start();
+			Server embedded = new Server(postgres.getJdbcUrl("postgres", "postgres"), "postgres", "postgres");
+			EmbeddedServerReaper.watch(postgres, dataDirectory(embedded));
+			return embedded;
 		}
 		catch (IOException ex) {
 			throw new UncheckedIOException("cannot start the embedded PostgreSQL; set A2_TEST_JDBC_URL to use another", ex);
+		}
+		catch (SQLException ex) {
+			throw new IllegalStateException("the embedded PostgreSQL started but does not answer: " + ex.getMessage(), ex);
+		}
+	}
+
+	private static Path dataDirectory(Server server) throws SQLException {
+		try (Connection connection = DriverManager.getConnection(server.jdbcUrl(), server.username(), server.password());
+				Statement statement = connection.createStatement();
+				ResultSet directory = statement.executeQuery("SHOW data_directory")) {
+			directory.next();
+			return Path.of(directory.getString(1));
 		}
 	}
 

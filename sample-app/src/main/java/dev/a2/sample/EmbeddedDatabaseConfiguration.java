@@ -23,9 +23,17 @@ import org.springframework.core.type.AnnotatedTypeMetadata;
 @Conditional(EmbeddedDatabaseConfiguration.NoDataSourceUrl.class)
 class EmbeddedDatabaseConfiguration {
 
+	/**
+	 * Stopped by the application as it closes, after what uses it (the data source depends on it). Its
+	 * own shutdown hook would stop it while the application still closes: the JVM runs every hook at
+	 * once, and A2's last writes met a server going away.
+	 */
 	@Bean(destroyMethod = "close")
 	EmbeddedPostgres embeddedPostgres() throws IOException {
-		return EmbeddedPostgres.builder().setServerConfig("synchronous_commit", "on").start();
+		return EmbeddedPostgres.builder()
+			.setServerConfig("synchronous_commit", "on")
+			.setRegisterShutdownHook(false)
+			.start();
 	}
 
 	@Bean
