@@ -1,10 +1,13 @@
 package dev.a2.docs;
 
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -16,7 +19,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  * The Java the documentation shows is code that compiles, shown verbatim (tabs as four spaces): the
  * README's new application is {@code com.example.shop.ShopApplication} of this module's tests, which
  * {@code ShopApplicationIntegrationTests} runs; the blocks of docs/web.md are the tagged regions of
- * {@link WebPageSnippets}; the README's consumer test is the sample's {@code DeliveryTests}; docs/testing.md's unit test is a region of {@code AssistantConsumerTests}. The README also names the Spring Boot, Java and A2 versions the build uses, and every dependency on A2 a page shows names its version.
+ * {@link WebPageSnippets}, and those of the README's API at a glance, docs/consumers.md, docs/aborts-and-takeover.md and
+ * docs/ai-replies.md that are whole code the tagged regions of {@link PageSnippets}; the README's consumer test is the sample's {@code DeliveryTests}; docs/testing.md's unit test is a region of {@code AssistantConsumerTests}. The README also names the Spring Boot, Java and A2 versions the build uses, and every dependency on A2 a page shows names its version.
  */
 class DocumentationSnippetsTests {
 
@@ -24,7 +28,10 @@ class DocumentationSnippetsTests {
 
 	static final Path SNIPPETS = ROOT.resolve("sample-app/src/test/java/dev/a2/docs/WebPageSnippets.java");
 
-	private static final Pattern JAVA_BLOCK = Pattern.compile("```java\\n(.*?)```", Pattern.DOTALL);
+	static final Path PAGE_SNIPPETS = ROOT.resolve("sample-app/src/test/java/dev/a2/docs/PageSnippets.java");
+
+	/** A block, fenced at the margin or indented in a list item; its lines are read without that indentation. */
+	private static final Pattern JAVA_BLOCK = Pattern.compile("(?m)^([ ]*)```java\\n(.*?)^\\1```", Pattern.DOTALL);
 
 	@Test
 	void theReadmeShowsTheNewApplicationAsItCompiles() throws IOException {
@@ -44,6 +51,28 @@ class DocumentationSnippetsTests {
 					+ "(tabs as four spaces, its indentation removed): copy it over", tag)
 				.contains(region(Files.readString(SNIPPETS), tag));
 		}
+	}
+
+	/**
+	 * A block copied into an application as shown compiles: the effect-key consumer of docs/consumers.md
+	 * returned its payload record, which an {@code @A2Consumer} method may not return, and stopped the start-up.
+	 */
+	@Test
+	void theOtherPagesShowTheirSnippetsAsTheyCompile() throws IOException {
+		String source = Files.readString(PAGE_SNIPPETS);
+		Map<String, List<String>> tags = new LinkedHashMap<>();
+		tags.put("README.md", List.of("readme-contract", "readme-session"));
+		tags.put("docs/consumers.md", List.of("consumers-builder", "consumers-effect-key"));
+		tags.put("docs/aborts-and-takeover.md", List.of("aborts-annotation", "aborts-returned"));
+		tags.put("docs/ai-replies.md", List.of("ai-contract", "ai-assistant", "ai-stream", "ai-refund", "ai-memory"));
+		tags.forEach((page, regions) -> {
+			List<String> blocks = javaBlocks(ROOT.resolve(page));
+			for (String tag : regions) {
+				assertThat(blocks).as("a ```java block of %s equal to the region '%s' of PageSnippets.java "
+						+ "(tabs as four spaces, its indentation removed): copy it over", page, tag)
+					.contains(region(source, tag));
+			}
+		});
 	}
 
 	@Test
@@ -95,11 +124,22 @@ class DocumentationSnippetsTests {
 		}
 	}
 
-	static List<String> javaBlocks(Path page) throws IOException {
+	static List<String> javaBlocks(Path page) {
 		List<String> blocks = new ArrayList<>();
-		Matcher block = JAVA_BLOCK.matcher(Files.readString(page));
+		Matcher block;
+		try {
+			block = JAVA_BLOCK.matcher(Files.readString(page));
+		}
+		catch (IOException ex) {
+			throw new UncheckedIOException(ex);
+		}
 		while (block.find()) {
-			blocks.add(block.group(1));
+			String indentation = block.group(1);
+			StringBuilder text = new StringBuilder();
+			for (String line : block.group(2).split("\n", -1)) {
+				text.append(line.startsWith(indentation) ? line.substring(indentation.length()) : line).append('\n');
+			}
+			blocks.add(text.substring(0, text.length() - 1));
 		}
 		return blocks;
 	}
