@@ -25,6 +25,7 @@ import reactor.core.publisher.Sinks;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 
+import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.boot.builder.SpringApplicationBuilder;
@@ -53,14 +54,19 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * A2's endpoints in a Spring MVC application on Tomcat, with no code of the application's: the
- * starter mounts them as a servlet at the base path, and they answer as on WebFlux. These tests run in
- * the execution of the servlet tests (see the pom), with Spring MVC on the classpath.
+ * A2's endpoints in a Spring MVC application on Tomcat, and on Jetty, with no code of the application's:
+ * the starter mounts them as a servlet at the base path, and they answer as on WebFlux. These tests run
+ * in the execution of the servlet tests (see the pom), with Spring MVC on the classpath, on Tomcat; and
+ * once more in an execution of their own with Jetty in place of Tomcat, which names its container in the
+ * system property {@code a2.test.servlet-container}.
  */
 @SpringBootTest(classes = A2RoutesServletIntegrationTests.MvcApplication.class,
 		webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-		properties = { "spring.main.web-application-type=servlet", "a2.web.poll=200ms" })
+		properties = { "spring.main.web-application-type=servlet", "a2.web.poll=200ms", "a2.web.ping=1s" })
 class A2RoutesServletIntegrationTests {
+
+	/** The servlet container of this run: Tomcat unless the execution says otherwise. */
+	private static final String CONTAINER = System.getProperty("a2.test.servlet-container", "Tomcat");
 
 	private static final ParameterizedTypeReference<ServerSentEvent<String>> SSE = new ParameterizedTypeReference<>() {
 	};
@@ -139,11 +145,22 @@ class A2RoutesServletIntegrationTests {
 	@LocalServerPort
 	private int port;
 
+	@Autowired
+	private WebServerApplicationContext context;
+
+	@Autowired
+	private LiveConnections live;
+
 	private WebTestClient http;
 
 	@BeforeEach
 	void client() {
 		this.http = WebTestClient.bindToServer().baseUrl("http://localhost:" + this.port).build();
+	}
+
+	@Test
+	void theApplicationRunsOnTheContainerOfItsExecution() {
+		assertThat(this.context.getWebServer().getClass().getSimpleName()).startsWith(CONTAINER);
 	}
 
 	@Test
@@ -221,6 +238,22 @@ class A2RoutesServletIntegrationTests {
 		}
 	}
 
+	/**
+	 * A client that goes away mid-stream is let go: the container fails the stream's next write (a ping, a
+	 * push), and the stream ends, no longer counted as open.
+	 */
+	@Test
+	void aStreamWhoseClientWentAwayEnds() {
+		push(this.http, "room-gone", "before", null).expectStatus().isOk();
+		// the streams of the tests before, which went away too
+		await().atMost(Duration.ofSeconds(20)).until(() -> this.live.streams() == 0);
+		List<Long> seen = new CopyOnWriteArrayList<>();
+		Disposable stream = stream(this.port, "room-gone").subscribe((event) -> seen.addAll(indexes(event)));
+		await().atMost(Duration.ofSeconds(20)).until(() -> seen.contains(1L) && this.live.streams() == 1);
+		stream.dispose();
+		await().atMost(Duration.ofSeconds(20)).until(() -> this.live.streams() == 0);
+	}
+
 	@Test
 	void theClientScriptIsServed() {
 		this.http.get().uri("/a2/client.js").exchange()
@@ -291,6 +324,7 @@ class A2RoutesServletIntegrationTests {
 	@Test
 	void theSocketSubscribesAndReceivesPushes() {
 		List<JsonNode> frames = new CopyOnWriteArrayList<>();
+		int pings = 20;
 		Sinks.Many<String> outgoing = Sinks.many().unicast().onBackpressureBuffer();
 		Disposable socket = new ReactorNettyWebSocketClient()
 			.execute(URI.create("ws://localhost:" + this.port + "/a2/chat/socket"), (session) -> session
@@ -298,8 +332,14 @@ class A2RoutesServletIntegrationTests {
 				.and(session.receive().map(WebSocketMessage::getPayloadAsText).doOnNext((text) -> frames.add(json.readTree(text)))))
 			.subscribe();
 		try {
+			// frames in a burst, faster than A2 takes them one by one: the container stops reading the socket
+			// until A2 asks for more (which failed on Jetty, closing the socket with 1011)
 			outgoing.tryEmitNext("{\"type\":\"subscribe\",\"session\":\"room-w\"}");
-			await().atMost(Duration.ofSeconds(20)).until(() -> frames.stream().anyMatch((f) -> "subscribed".equals(f.path("type").asString())));
+			for (int i = 0; i < pings; i++) {
+				outgoing.tryEmitNext("{\"type\":\"ping\"}");
+			}
+			await().atMost(Duration.ofSeconds(20)).until(() -> frames.stream().anyMatch((f) -> "subscribed".equals(f.path("type").asString()))
+					&& frames.stream().filter((f) -> "pong".equals(f.path("type").asString())).count() == pings);
 			push(this.http, "room-w", "over the socket", null).expectStatus().isOk();
 			await().atMost(Duration.ofSeconds(20)).until(() -> frames.stream().anyMatch((f) -> "events".equals(f.path("type").asString())
 					&& f.path("events").path(0).path("payload").path("text").asString("").equals("over the socket")));
@@ -309,7 +349,7 @@ class A2RoutesServletIntegrationTests {
 		}
 	}
 
-	/** Stopping ends the open streams, so Tomcat's graceful shutdown has no request left to wait for. */
+	/** Stopping ends the open streams, so the container's graceful shutdown has no request left to wait for. */
 	@Test
 	@ExtendWith(OutputCaptureExtension.class)
 	void stoppingEndsTheOpenStreamsWithinTheGrace(CapturedOutput output) {

@@ -3,6 +3,8 @@ package dev.a2.web;
 import java.util.function.Supplier;
 
 import io.netty.channel.EventLoop;
+import jakarta.servlet.http.HttpServletRequest;
+import org.eclipse.jetty.ee11.websocket.server.JettyWebSocketServerContainer;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Schedulers;
@@ -10,32 +12,41 @@ import reactor.netty.Connection;
 import reactor.netty.http.server.HttpServerResponse;
 import reactor.netty.http.server.WebsocketServerSpec;
 
+import org.springframework.http.server.reactive.ServerHttpRequest;
+import org.springframework.http.server.reactive.ServerHttpRequestDecorator;
 import org.springframework.http.server.reactive.ServerHttpResponse;
 import org.springframework.http.server.reactive.ServerHttpResponseDecorator;
 import org.springframework.util.ClassUtils;
 import org.springframework.web.reactive.socket.HandshakeInfo;
 import org.springframework.web.reactive.socket.WebSocketHandler;
 import org.springframework.web.reactive.socket.server.RequestUpgradeStrategy;
+import org.springframework.web.reactive.socket.server.upgrade.JettyRequestUpgradeStrategy;
 import org.springframework.web.reactive.socket.server.upgrade.ReactorNettyRequestUpgradeStrategy;
 import org.springframework.web.reactive.socket.server.upgrade.StandardWebSocketUpgradeStrategy;
 import org.springframework.web.server.ServerWebExchange;
 
 /**
  * Upgrades A2's socket on the server the request came in on, with A2's frame limit: Reactor Netty
- * (WebFlux's own server) with its strategy, a servlet container such as Tomcat with the standard
- * WebSocket API's. The server is read from each request, not guessed from the classpath, where
- * Reactor Netty is often present for {@code WebClient} beside another server.
+ * (WebFlux's own server) with its strategy, Jetty's servlet container with Jetty's own WebSocket API,
+ * another servlet container such as Tomcat with the standard WebSocket API's. The server is read from
+ * each request, not guessed from the classpath, where Reactor Netty is often present for
+ * {@code WebClient} beside another server.
  */
 final class SocketUpgrade implements RequestUpgradeStrategy {
 
 	private static final boolean REACTOR_NETTY = ClassUtils.isPresent("reactor.netty.http.server.HttpServerResponse",
 			SocketUpgrade.class.getClassLoader());
 
+	private static final boolean JETTY = ClassUtils.isPresent(
+			"org.eclipse.jetty.ee11.websocket.server.JettyWebSocketServerContainer", SocketUpgrade.class.getClassLoader());
+
 	private final int maxFrameBytes;
 
 	private final @Nullable RequestUpgradeStrategy netty;
 
 	private volatile @Nullable RequestUpgradeStrategy standard;
+
+	private volatile @Nullable RequestUpgradeStrategy jetty;
 
 	/** @param maxFrameBytes the largest frame read; a larger one closes the socket (1009) */
 	SocketUpgrade(int maxFrameBytes) {
@@ -51,7 +62,19 @@ final class SocketUpgrade implements RequestUpgradeStrategy {
 			return Netty.onEventLoop(exchange.getResponse(),
 					Mono.defer(() -> netty.upgrade(exchange, handler, subProtocol, handshakeInfo)));
 		}
+		if (JETTY && Jetty.serves(exchange.getRequest())) {
+			return jetty().upgrade(exchange, handler, subProtocol, handshakeInfo);
+		}
 		return standard().upgrade(exchange, handler, subProtocol, handshakeInfo);
+	}
+
+	private RequestUpgradeStrategy jetty() {
+		RequestUpgradeStrategy jetty = this.jetty;
+		if (jetty == null) {
+			jetty = Jetty.strategy(this.maxFrameBytes);
+			this.jetty = jetty;
+		}
+		return jetty;
 	}
 
 	private RequestUpgradeStrategy standard() {
@@ -71,6 +94,33 @@ final class SocketUpgrade implements RequestUpgradeStrategy {
 			StandardWebSocketUpgradeStrategy strategy = new StandardWebSocketUpgradeStrategy();
 			strategy.setMaxTextMessageBufferSize(maxFrameBytes);
 			strategy.setMaxBinaryMessageBufferSize(maxFrameBytes);
+			return strategy;
+		}
+
+	}
+
+	/**
+	 * Jetty's own WebSocket API, for Jetty's servlet container (a Spring MVC application on Jetty), loaded
+	 * only when it is present. The standard API's strategy does not serve there: since Spring Framework 7
+	 * its session is Tomcat's, which pauses reading through Tomcat's own session type ({@code WsSession}),
+	 * and on Jetty the socket closed (1011) as soon as frames came faster than A2 took them, as a client's
+	 * first frames do. Jetty's limits are set to A2's: its defaults (64 KiB a frame and a message) would
+	 * close the socket on a push A2 takes.
+	 */
+	private static final class Jetty {
+
+		static boolean serves(ServerHttpRequest request) {
+			return ServerHttpRequestDecorator.getNativeRequest(request) instanceof HttpServletRequest servlet
+					&& JettyWebSocketServerContainer.getContainer(servlet.getServletContext()) != null;
+		}
+
+		static RequestUpgradeStrategy strategy(int maxFrameBytes) {
+			JettyRequestUpgradeStrategy strategy = new JettyRequestUpgradeStrategy();
+			strategy.addWebSocketConfigurer((socket) -> {
+				socket.setMaxFrameSize(maxFrameBytes);
+				socket.setMaxTextMessageSize(maxFrameBytes);
+				socket.setMaxBinaryMessageSize(maxFrameBytes);
+			});
 			return strategy;
 		}
 
