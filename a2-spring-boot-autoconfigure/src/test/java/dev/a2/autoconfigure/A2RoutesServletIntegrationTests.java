@@ -1,12 +1,17 @@
 package dev.a2.autoconfigure;
 
 import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.Flow;
+import java.util.concurrent.atomic.AtomicInteger;
 
 import dev.a2.Contract;
 import dev.a2.Reducer;
@@ -252,6 +257,64 @@ class A2RoutesServletIntegrationTests {
 		await().atMost(Duration.ofSeconds(20)).until(() -> seen.contains(1L) && this.live.streams() == 1);
 		stream.dispose();
 		await().atMost(Duration.ofSeconds(20)).until(() -> this.live.streams() == 0);
+	}
+
+	/**
+	 * Streams are written by a few threads however many are open: 300 streams of a session, which one push
+	 * reaches at once, took a thread each as the pool grew one for every write in flight.
+	 */
+	@Test
+	void manyStreamsAreWrittenByAFewThreads() {
+		int streams = 300;
+		push(this.http, "room-many", "before", null).expectStatus().isOk();
+		AtomicInteger caughtUp = new AtomicInteger();
+		AtomicInteger live = new AtomicInteger();
+		List<Flow.Subscription> open = new CopyOnWriteArrayList<>();
+		HttpClient client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+		HttpRequest request = HttpRequest.newBuilder(URI.create("http://localhost:" + this.port + "/a2/chat/sessions/room-many/stream"))
+			.header("Accept", "text/event-stream")
+			.build();
+		for (int i = 0; i < streams; i++) {
+			client.sendAsync(request, HttpResponse.BodyHandlers.fromLineSubscriber(new Flow.Subscriber<String>() {
+
+				@Override
+				public void onSubscribe(Flow.Subscription subscription) {
+					open.add(subscription);
+					subscription.request(Long.MAX_VALUE);
+				}
+
+				@Override
+				public void onNext(String line) {
+					if (line.equals("id:1")) {
+						caughtUp.incrementAndGet();
+					}
+					else if (line.equals("id:2")) {
+						live.incrementAndGet();
+					}
+				}
+
+				@Override
+				public void onError(Throwable failure) {
+				}
+
+				@Override
+				public void onComplete() {
+				}
+
+			}));
+		}
+		try {
+			await().atMost(Duration.ofSeconds(60)).until(() -> caughtUp.get() == streams);
+			push(this.http, "room-many", "to all", null).expectStatus().isOk();
+			await().atMost(Duration.ofSeconds(60)).until(() -> live.get() == streams);
+			long writers = Thread.getAllStackTraces().keySet().stream()
+				.filter((thread) -> thread.getName().startsWith("a2-servlet-write-"))
+				.count();
+			assertThat(writers).isLessThanOrEqualTo(Math.max(Runtime.getRuntime().availableProcessors(), 4));
+		}
+		finally {
+			open.forEach(Flow.Subscription::cancel);
+		}
 	}
 
 	@Test
