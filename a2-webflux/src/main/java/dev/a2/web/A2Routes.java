@@ -25,6 +25,7 @@ import org.springframework.web.reactive.function.server.RouterFunction;
 import org.springframework.web.reactive.function.server.RouterFunctions;
 import org.springframework.web.reactive.function.server.ServerRequest;
 import org.springframework.web.reactive.function.server.ServerResponse;
+import org.springframework.web.server.ServerWebExchange;
 import org.springframework.web.util.pattern.PathPatternParser;
 
 /**
@@ -33,6 +34,14 @@ import org.springframework.web.util.pattern.PathPatternParser;
  * {@code {"error":{"code","message"}}} with its status.
  */
 public final class A2Routes {
+
+	/**
+	 * Set on the exchanges of {@link A2Servlet} on Tomcat, which reads what is left of a body itself once
+	 * the answer is written. Read here, a refused body was read on the A2 store thread the route had
+	 * failed on, and Tomcat, asked whether more of it was ready, ran a pending write on that thread,
+	 * which Reactor had interrupted: the connection closed before the answer.
+	 */
+	static final String BODY_LEFT_TO_CONTAINER = A2Routes.class.getName() + ".bodyLeftToContainer";
 
 	private final SessionHandlers sessions;
 
@@ -116,7 +125,18 @@ public final class A2Routes {
 	 * A body already read, or cut off at the limit, cannot be subscribed again; that is not an error here.
 	 */
 	private Mono<Void> unreadBodyDiscarded(ServerRequest request) {
-		return unreadBodyDiscarded(request.exchange().getRequest().getBody(), this.wire.limits().maxBytes());
+		return unreadBodyDiscarded(request.exchange(), this.wire.limits().maxBytes());
+	}
+
+	/**
+	 * What is left of the exchange's body, read and dropped; nothing where the container does it
+	 * ({@link #BODY_LEFT_TO_CONTAINER}).
+	 */
+	static Mono<Void> unreadBodyDiscarded(ServerWebExchange exchange, long maxBytes) {
+		if (Boolean.TRUE.equals(exchange.getAttribute(BODY_LEFT_TO_CONTAINER))) {
+			return Mono.empty();
+		}
+		return unreadBodyDiscarded(exchange.getRequest().getBody(), maxBytes);
 	}
 
 	/**

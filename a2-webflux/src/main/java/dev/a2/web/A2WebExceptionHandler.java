@@ -124,7 +124,7 @@ public final class A2WebExceptionHandler implements WebExceptionHandler {
 		response.setStatusCode(HttpStatus.valueOf(code.httpStatus()));
 		response.getHeaders().setContentType(MediaType.APPLICATION_JSON);
 		byte[] body = this.wire.error(code, message).getBytes(StandardCharsets.UTF_8);
-		Mono<Void> unread = A2Routes.unreadBodyDiscarded(exchange.getRequest().getBody(), this.wire.limits().maxBytes());
+		Mono<Void> unread = A2Routes.unreadBodyDiscarded(exchange, this.wire.limits().maxBytes());
 		return unread.then(response.writeWith(Mono.just(response.bufferFactory().wrap(body))));
 	}
 
