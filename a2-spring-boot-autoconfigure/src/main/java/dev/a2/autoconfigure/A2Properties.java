@@ -558,7 +558,7 @@ public class A2Properties implements InitializingBean {
 		private String basePath = "/a2";
 
 		/**
-		 * How often an idle stream or socket is pinged, so proxies keep it open and dead clients show.
+		 * How often an idle stream or socket is pinged, so proxies keep it open and dead clients show. On Jetty keep it under 30 s: Jetty closes a socket idle for 30 s (1001).
 		 */
 		private Duration ping = Duration.ofSeconds(15);
 
