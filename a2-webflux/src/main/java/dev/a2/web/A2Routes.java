@@ -35,14 +35,6 @@ import org.springframework.web.util.pattern.PathPatternParser;
  */
 public final class A2Routes {
 
-	/**
-	 * Set on the exchanges of {@link A2Servlet} on Tomcat, which reads what is left of a body itself once
-	 * the answer is written. Read here, a refused body was read on the A2 store thread the route had
-	 * failed on, and Tomcat, asked whether more of it was ready, ran a pending write on that thread,
-	 * which Reactor had interrupted: the connection closed before the answer.
-	 */
-	static final String BODY_LEFT_TO_CONTAINER = A2Routes.class.getName() + ".bodyLeftToContainer";
-
 	private final SessionHandlers sessions;
 
 	private final StreamHandler streams;
@@ -129,11 +121,13 @@ public final class A2Routes {
 	}
 
 	/**
-	 * What is left of the exchange's body, read and dropped; nothing where the container does it
-	 * ({@link #BODY_LEFT_TO_CONTAINER}).
+	 * What is left of the exchange's body, read and dropped; nothing for a request without a body. Its
+	 * body was asked for all the same, on the A2 store thread a route had failed on (a read of a contract
+	 * that does not exist), and Tomcat, asked whether any of it was ready, ran a pending write on that
+	 * thread, which Reactor had interrupted: the connection closed before the answer.
 	 */
 	static Mono<Void> unreadBodyDiscarded(ServerWebExchange exchange, long maxBytes) {
-		if (Boolean.TRUE.equals(exchange.getAttribute(BODY_LEFT_TO_CONTAINER))) {
+		if (!A2UnreadBodyFilter.hasBody(exchange.getRequest())) {
 			return Mono.empty();
 		}
 		return unreadBodyDiscarded(exchange.getRequest().getBody(), maxBytes);

@@ -41,14 +41,6 @@ public final class A2Servlet extends ServletHttpHandlerAdapter {
 	/** The servlet request's principal, read on the container's thread, where Spring Security has it. */
 	static final String CALLER = A2Servlet.class.getName() + ".caller";
 
-	/**
-	 * Tomcat's requests: Tomcat reads what is left of a refused body itself once the answer is written
-	 * ({@link A2Routes#BODY_LEFT_TO_CONTAINER}). On Jetty, with refused bodies left unread, a next
-	 * request of the connection was answered 400 (once in 200 refusals), so A2 reads them there as on
-	 * Reactor Netty.
-	 */
-	private static final String TOMCAT = "org.apache.catalina.";
-
 	private final ServletWrites writes;
 
 	/**
@@ -65,13 +57,6 @@ public final class A2Servlet extends ServletHttpHandlerAdapter {
 			A2WebExceptionHandler exceptionHandler, ServletWrites writes) {
 		super(WebHttpHandlerBuilder.webHandler(handler(routes, socketMapping))
 			.filter(new ServletCaller())
-			.filter((exchange, chain) -> {
-				if (ServerHttpRequestDecorator.getNativeRequest(exchange.getRequest()).getClass().getName()
-					.startsWith(TOMCAT)) {
-					exchange.getAttributes().put(A2Routes.BODY_LEFT_TO_CONTAINER, true);
-				}
-				return chain.filter(exchange);
-			})
 			.exceptionHandler(exceptionHandler)
 			.httpHandlerDecorator((handler) -> inApplicationContext(handler, writes))
 			.build());

@@ -88,7 +88,7 @@ public final class A2UnreadBodyFilter implements WebFilter, Ordered {
 		return chain.filter(exchange.mutate().request(watched).response(drained).build());
 	}
 
-	private static boolean hasBody(ServerHttpRequest request) {
+	static boolean hasBody(ServerHttpRequest request) {
 		return request.getHeaders().getContentLength() > 0 || request.getHeaders().containsHeader("Transfer-Encoding");
 	}
 
