@@ -48,7 +48,6 @@ import org.springframework.http.MediaType;
 import org.springframework.http.codec.ServerSentEvent;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
-import org.springframework.test.annotation.DirtiesContext;
 import org.springframework.test.web.reactive.server.WebTestClient;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.RestController;
@@ -244,12 +243,7 @@ class A2RoutesServletIntegrationTests {
 		}
 	}
 
-	// the tests after it get an application of their own: its 300 streams, dropped at once at its end, fail
-	// their next writes, and on a busy machine a request of another test on the same server was then closed
-	// before its answer (with the unbounded pool as well, and more often with a ping every second; not
-	// explained yet)
 	@Test
-	@DirtiesContext(methodMode = DirtiesContext.MethodMode.AFTER_METHOD)
 	void manyStreamsAreWrittenByAFewThreads() {
 		int streams = 300;
 		push(this.http, "room-many", "before", null).expectStatus().isOk();

@@ -112,12 +112,12 @@ public final class A2Servlet extends ServletHttpHandlerAdapter {
 		return (request, response) -> {
 			Object servlet = ServerHttpRequestDecorator.getNativeRequest(request);
 			if (!(servlet instanceof HttpServletRequest http)) {
-				return handler.handle(request, writes.decorate(response, null));
+				return handler.handle(request, writes.decorate(response, null, null));
 			}
 			@SuppressWarnings("unchecked")
 			CompletableFuture<Void> returned = (CompletableFuture<Void>) http.getAttribute(A2ServletGate.RETURNED);
 			return handler.handle(request.mutate().contextPath(http.getContextPath()).build(),
-					writes.decorate(response, returned));
+					writes.decorate(response, returned, http.isAsyncStarted() ? http.getAsyncContext() : null));
 		};
 	}
 

@@ -5,6 +5,11 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.ReentrantLock;
+
+import jakarta.servlet.AsyncContext;
+import jakarta.servlet.AsyncEvent;
+import jakarta.servlet.AsyncListener;
 
 import org.jspecify.annotations.Nullable;
 import org.reactivestreams.Publisher;
@@ -61,21 +66,30 @@ final class ServletWrites implements AutoCloseable {
 	/**
 	 * The response, written on these threads, and not before {@code returned} completes: the filters in
 	 * front of the servlet have returned ({@link A2ServletGate}), so that none of them writes the
-	 * response's headers at the same time. Without a gate it is written at once.
+	 * response's headers at the same time. Without a gate it is written at once. With the request's
+	 * asynchronous context, the container does not end the request while one of these threads is inside
+	 * it, and nothing is written after ({@link Ending}).
 	 */
-	ServerHttpResponse decorate(ServerHttpResponse response, @Nullable CompletableFuture<Void> returned) {
-		Mono<Void> gate = (returned != null) ? Mono.fromFuture(returned, true).publishOn(this.scheduler) : Mono.empty();
+	ServerHttpResponse decorate(ServerHttpResponse response, @Nullable CompletableFuture<Void> returned,
+			@Nullable AsyncContext async) {
+		Scheduler writes = this.scheduler;
+		if (async != null) {
+			Ending ending = new Ending();
+			async.addListener(ending);
+			writes = Schedulers.fromExecutor((task) -> this.executor.execute(() -> ending.run(task)));
+		}
+		Scheduler scheduler = writes;
+		Mono<Void> gate = (returned != null) ? Mono.fromFuture(returned, true).publishOn(scheduler) : Mono.empty();
 		return new ServerHttpResponseDecorator(response) {
 
 			@Override
 			public Mono<Void> writeWith(Publisher<? extends DataBuffer> body) {
-				return gate.then(Mono.defer(() -> super.writeWith(Flux.from(body).publishOn(ServletWrites.this.scheduler))));
+				return gate.then(Mono.defer(() -> super.writeWith(Flux.from(body).publishOn(scheduler))));
 			}
 
 			@Override
 			public Mono<Void> writeAndFlushWith(Publisher<? extends Publisher<? extends DataBuffer>> body) {
-				return gate.then(Mono.defer(
-						() -> super.writeAndFlushWith(Flux.from(body).publishOn(ServletWrites.this.scheduler))));
+				return gate.then(Mono.defer(() -> super.writeAndFlushWith(Flux.from(body).publishOn(scheduler))));
 			}
 
 			@Override
@@ -84,6 +98,74 @@ final class ServletWrites implements AutoCloseable {
 			}
 
 		};
+	}
+
+	/**
+	 * Keeps a request's end and its writes on these threads apart. Tomcat (11.0.22) reports a failed
+	 * flush by handing the request's end to one of its own threads before it has done with the failure on
+	 * the flushing thread; when that thread is not Tomcat's, Tomcat could end the request and give its
+	 * processor to a new connection first, and the failure was then recorded on the new connection, which
+	 * Tomcat closed before answering it (a fresh request or a new stream, whenever 200 stream clients left
+	 * at once). Here the container's end of the request ({@code onError}, {@code onComplete},
+	 * {@code onTimeout}, on the container's thread) waits for a write under way, and no write starts
+	 * after it: the response is over.
+	 */
+	static final class Ending implements AsyncListener {
+
+		/** Long enough for any hand-over of bytes; a write held longer than this is not waited for. */
+		private static final long WAIT_SECONDS = 10;
+
+		private final ReentrantLock lock = new ReentrantLock();
+
+		private volatile boolean ended;
+
+		void run(Runnable write) {
+			this.lock.lock();
+			try {
+				if (!this.ended) {
+					write.run();
+				}
+			}
+			finally {
+				this.lock.unlock();
+			}
+		}
+
+		private void end() {
+			boolean locked = false;
+			try {
+				locked = this.lock.tryLock(WAIT_SECONDS, TimeUnit.SECONDS);
+			}
+			catch (InterruptedException ex) {
+				Thread.currentThread().interrupt();
+			}
+			this.ended = true;
+			if (locked) {
+				this.lock.unlock();
+			}
+		}
+
+		@Override
+		public void onComplete(AsyncEvent event) {
+			end();
+		}
+
+		@Override
+		public void onTimeout(AsyncEvent event) {
+			end();
+		}
+
+		@Override
+		public void onError(AsyncEvent event) {
+			end();
+		}
+
+		@Override
+		public void onStartAsync(AsyncEvent event) {
+			// the same request dispatched again keeps its listeners only if they add themselves back
+			event.getAsyncContext().addListener(this);
+		}
+
 	}
 
 	@Override
