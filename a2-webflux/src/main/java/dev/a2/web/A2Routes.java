@@ -20,6 +20,7 @@ import org.springframework.core.io.buffer.DataBuffer;
 import org.springframework.core.io.buffer.DataBufferUtils;
 import org.springframework.http.HttpMethod;
 import org.springframework.http.server.PathContainer;
+import org.springframework.util.ClassUtils;
 import org.springframework.web.reactive.function.server.HandlerFunction;
 import org.springframework.web.reactive.function.server.RouterFunction;
 import org.springframework.web.reactive.function.server.RouterFunctions;
@@ -55,6 +56,10 @@ public final class A2Routes {
 		this.streams = new StreamHandler(server, wire, feeds, presence, access, scheduler, settings, observations,
 				connections);
 	}
+
+	/** The servlet API, where WebFlux may run on a servlet container (Tomcat) and not on Reactor Netty. */
+	private static final boolean SERVLET_API = ClassUtils.isPresent("jakarta.servlet.http.HttpServletRequest",
+			A2Routes.class.getClassLoader());
 
 	/**
 	 * The methods each path of {@link #routes()} answers, relative to the base path: a request no route
@@ -95,6 +100,7 @@ public final class A2Routes {
 			.DELETE(session, deferred(this.sessions::clear))
 			.GET(this.basePath + "/{file:[a-z]+\\.(?:js|d\\.ts)}", this.scripts::serve)
 			.onError(Throwable.class, (ex, request) -> WebErrors.response(ex, this.wire))
+			.filter(SERVLET_API ? ServletWrites.onServletContainers() : (request, next) -> next.handle(request))
 			.build();
 	}
 

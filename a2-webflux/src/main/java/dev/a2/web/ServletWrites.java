@@ -5,11 +5,13 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.ReentrantLock;
 
 import jakarta.servlet.AsyncContext;
 import jakarta.servlet.AsyncEvent;
 import jakarta.servlet.AsyncListener;
+import jakarta.servlet.http.HttpServletRequest;
 
 import org.jspecify.annotations.Nullable;
 import org.reactivestreams.Publisher;
@@ -21,6 +23,14 @@ import reactor.core.scheduler.Schedulers;
 import org.springframework.core.io.buffer.DataBuffer;
 import org.springframework.http.server.reactive.ServerHttpResponse;
 import org.springframework.http.server.reactive.ServerHttpResponseDecorator;
+import org.springframework.http.HttpHeaders;
+import org.springframework.http.HttpStatusCode;
+import org.springframework.http.ResponseCookie;
+import org.springframework.http.server.reactive.ServerHttpRequestDecorator;
+import org.springframework.util.MultiValueMap;
+import org.springframework.web.reactive.function.server.HandlerFilterFunction;
+import org.springframework.web.reactive.function.server.ServerResponse;
+import org.springframework.web.server.ServerWebExchange;
 
 /**
  * Writes the responses of {@link A2Servlet} on threads of its own, never on A2's store threads. A
@@ -43,6 +53,9 @@ final class ServletWrites implements AutoCloseable {
 
 	/** The writing threads: the processors, and at least 4, as Reactor Netty's event loops. */
 	static final int THREADS = Math.max(Runtime.getRuntime().availableProcessors(), 4);
+
+	/** Marks a request whose response these threads write already. */
+	private static final String WRITTEN = ServletWrites.class.getName() + ".written";
 
 	private final ThreadPoolExecutor executor;
 
@@ -74,6 +87,7 @@ final class ServletWrites implements AutoCloseable {
 			@Nullable AsyncContext async) {
 		Scheduler writes = this.scheduler;
 		if (async != null) {
+			async.getRequest().setAttribute(WRITTEN, Boolean.TRUE);
 			Ending ending = new Ending();
 			async.addListener(ending);
 			writes = Schedulers.fromExecutor((task) -> this.executor.execute(() -> ending.run(task)));
@@ -166,6 +180,50 @@ final class ServletWrites implements AutoCloseable {
 			event.getAsyncContext().addListener(this);
 		}
 
+	}
+
+	/**
+	 * A2's routes served by WebFlux on a servlet container (a WebFlux application on Tomcat), their answers
+	 * written as {@link A2Servlet} writes them: a route answers on a store thread, which must not write
+	 * there, and a stream's failed write must not reach another connection ({@link Ending}). The threads are
+	 * made at the first such request; idle, they end after a minute. Requests {@link A2Servlet} serves are
+	 * written by its own.
+	 */
+	static HandlerFilterFunction<ServerResponse, ServerResponse> onServletContainers() {
+		AtomicReference<@Nullable ServletWrites> made = new AtomicReference<>();
+		return (request, next) -> {
+			ServerWebExchange exchange = request.exchange();
+			if (!(ServerHttpRequestDecorator.getNativeRequest(exchange.getRequest()) instanceof HttpServletRequest http)
+					|| http.getAttribute(WRITTEN) != null || !http.isAsyncStarted()) {
+				return next.handle(request);
+			}
+			ServletWrites writes = made.updateAndGet((known) -> (known != null) ? known : new ServletWrites());
+			AsyncContext async = http.getAsyncContext();
+			return next.handle(request).map((answer) -> new ServerResponse() {
+
+				@Override
+				public HttpStatusCode statusCode() {
+					return answer.statusCode();
+				}
+
+				@Override
+				public HttpHeaders headers() {
+					return answer.headers();
+				}
+
+				@Override
+				public MultiValueMap<String, ResponseCookie> cookies() {
+					return answer.cookies();
+				}
+
+				@Override
+				public Mono<Void> writeTo(ServerWebExchange to, Context context) {
+					return answer.writeTo(to.mutate().response(writes.decorate(to.getResponse(), null, async)).build(),
+							context);
+				}
+
+			});
+		};
 	}
 
 	@Override

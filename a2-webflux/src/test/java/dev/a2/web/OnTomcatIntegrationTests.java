@@ -1,6 +1,10 @@
 package dev.a2.web;
 
+import java.io.IOException;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 
@@ -46,7 +50,7 @@ class OnTomcatIntegrationTests {
 	static void start() {
 		instances = new Instances("on_tomcat");
 		app = instances.start(new Class<?>[] { ChatApplication.class, TomcatServer.class },
-				"a2.web.max-push-bytes=" + LIMIT + "B");
+				"a2.web.max-push-bytes=" + LIMIT + "B", "a2.web.ping=1s");
 		port = Instances.port(app);
 		http = WebCalls.client(app);
 	}
@@ -100,6 +104,51 @@ class OnTomcatIntegrationTests {
 			socket.send("{\"type\":\"ping\"}");
 			socket.awaitFrame(TestSocket.type("pong"));
 		}
+	}
+
+	/**
+	 * Many streams whose clients leave at once, each failing its next write (a ping every second), leave
+	 * every other connection answered: on Tomcat a failed write could close a new connection before its
+	 * answer ({@code ServletWrites.Ending}).
+	 */
+	@Test
+	void clientsLeavingManyStreamsAtOnceLeaveEveryOtherConnectionAnswered() throws IOException {
+		LiveConnections live = app.getBean(LiveConnections.class);
+		WebCalls.push(http, "tomcat-left", "hi");
+		for (int round = 0; round < 3; round++) {
+			List<Socket> streams = new ArrayList<>();
+			for (int i = 0; i < 200; i++) {
+				Socket socket = new Socket("localhost", port);
+				send(socket, "GET /a2/chat/sessions/tomcat-left/stream HTTP/1.1\r\nHost: localhost\r\nAccept: text/event-stream\r\n\r\n");
+				streams.add(socket);
+			}
+			// every new stream is served: none is closed by what the streams of the round before left behind
+			await().atMost(Duration.ofSeconds(30)).until(() -> live.streams() == streams.size());
+			for (int i = 0; i < streams.size(); i++) {
+				if (i % 2 == 0) {
+					// half of them reset, as a client killed or a network gone does
+					streams.get(i).setSoLinger(true, 0);
+				}
+				streams.get(i).close();
+			}
+			int answered = 0;
+			while (live.streams() > 0 || answered < 50) {
+				try (Socket socket = new Socket("localhost", port)) {
+					socket.setSoTimeout(20_000);
+					send(socket, "GET /a2/chat/sessions/tomcat-left/events?after=0 HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n");
+					assertThat(new String(socket.getInputStream().readAllBytes(), StandardCharsets.UTF_8))
+						.as("request %d after the streams of round %d were left", answered, round)
+						.startsWith("HTTP/1.1 200")
+						.contains("\"hi\"");
+				}
+				answered++;
+			}
+		}
+	}
+
+	private static void send(Socket socket, String request) throws IOException {
+		socket.getOutputStream().write(request.getBytes(StandardCharsets.US_ASCII));
+		socket.getOutputStream().flush();
 	}
 
 	/** The WebSocket client of Tomcat's standard API, taking frames as large as the server sends. */
