@@ -21,19 +21,20 @@ import reactor.core.scheduler.Scheduler;
 import reactor.core.scheduler.Schedulers;
 
 import org.springframework.core.io.buffer.DataBuffer;
-import org.springframework.http.server.reactive.ServerHttpResponse;
-import org.springframework.http.server.reactive.ServerHttpResponseDecorator;
 import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpStatusCode;
 import org.springframework.http.ResponseCookie;
 import org.springframework.http.server.reactive.ServerHttpRequestDecorator;
+import org.springframework.http.server.reactive.ServerHttpResponse;
+import org.springframework.http.server.reactive.ServerHttpResponseDecorator;
 import org.springframework.util.MultiValueMap;
 import org.springframework.web.reactive.function.server.HandlerFilterFunction;
 import org.springframework.web.reactive.function.server.ServerResponse;
 import org.springframework.web.server.ServerWebExchange;
 
 /**
- * Writes the responses of {@link A2Servlet} on threads of its own, never on A2's store threads. A
+ * Writes the responses of {@link A2Servlet}, and of A2's routes under WebFlux on a servlet container
+ * ({@link #onServletContainers()}), on threads of its own, never on A2's store threads. A
  * route answers on the store thread its work ran on, and Reactor interrupts a store thread when what
  * it runs is cancelled from another thread; a servlet container writes on the thread that writes
  * (Reactor Netty hands writes to its event loop), and an interrupted write closes the connection: the
