@@ -94,7 +94,8 @@ class PageSnippets {
 		// tag::readme-contract[]
 		Contract chat = Contract.builder("chat")
 			.event("message.sent", MessageSent.class)
-			.presence("typing", Boolean.class)                        // a presence field and its value's type
+			.presence("online", Boolean.class)                        // a presence field and its value's type
+			.presence("typing", Boolean.class)
 			.reducer("summary", Reducer.of(Summary.class, new Summary(0), (summary, event) ->
 				event.type().equals("message.sent") ? new Summary(summary.messages() + 1) : summary))
 			.build();
