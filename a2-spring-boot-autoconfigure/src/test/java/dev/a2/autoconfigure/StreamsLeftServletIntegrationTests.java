@@ -67,7 +67,9 @@ class StreamsLeftServletIntegrationTests {
 			}
 			// while the streams fail their next writes, one after another
 			int answered = 0;
+			long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
 			while (this.live.streams() > 0 || answered < 50) {
+				assertThat(System.nanoTime()).as("the streams left in round %d ended within a minute", round).isLessThan(deadline);
 				assertThat(answer("GET", "/a2/chat/sessions/room-left/events?after=0", null))
 					.as("request %d after the streams of round %d were left", answered, round)
 					.startsWith("HTTP/1.1 200")

@@ -132,7 +132,9 @@ class OnTomcatIntegrationTests {
 				streams.get(i).close();
 			}
 			int answered = 0;
+			long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
 			while (live.streams() > 0 || answered < 50) {
+				assertThat(System.nanoTime()).as("the streams left in round %d ended within a minute", round).isLessThan(deadline);
 				try (Socket socket = new Socket("localhost", port)) {
 					socket.setSoTimeout(20_000);
 					send(socket, "GET /a2/chat/sessions/tomcat-left/events?after=0 HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n");
