@@ -402,6 +402,41 @@ class DrainIntegrationTests {
 		assertThat(notes(session).get(2).cause().attempt()).isEqualTo(2);
 	}
 
+	/**
+	 * A unit waiting in a keyed lane behind a dead letter is no work to sweep for: its session was
+	 * drained at every sweep for ever, and more such sessions than a sweep takes
+	 * ({@code a2.drain.sweep-batch}) crowded out other sessions' retries (found by the observability trial).
+	 */
+	@Test
+	void aUnitWaitingBehindADeadLetterIsNoDueWorkForTheSweep() {
+		List<Long> done = new CopyOnWriteArrayList<>();
+		Consumer auditor = Consumer.builder("chat", "auditor-behind")
+			.types("message.sent")
+			.lane(Lane.keyed((input) -> "one-lane"))
+			.run((context) -> {
+				if (context.event().payload(MessageSent.class).text().equals("poison")) {
+					throw new NonRetriableException("cannot audit " + context.event().index());
+				}
+				done.add(context.event().index());
+				return null;
+			});
+		A2Server server = this.support.server(auditor);
+		Session session = server.session("chat", A2TestSupport.newSessionId());
+		session.append(message("poison"), message("after"));
+		await().atMost(Duration.ofSeconds(20))
+			.untilAsserted(() -> assertThat(server.deadLetters("chat", session.id(), "auditor-behind", 10)).hasSize(1));
+
+		assertThat(server.sweep()).as("sessions the sweep starts draining").isZero();
+		this.support.clock.advance(Duration.ofHours(1));
+		assertThat(server.sweep()).as("sessions the sweep starts draining, an hour later").isZero();
+		assertThat(done).isEmpty();
+
+		// the skip unblocks the lane: the unit behind runs
+		assertThat(server.redrive("chat", session.id(), "auditor-behind", 1, RedriveAction.SKIP)).isTrue();
+		await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> assertThat(done).containsExactly(2L));
+		assertThat(server.sweep()).isZero();
+	}
+
 	@Test
 	void failuresBackOffByTheFormulaThenDeadLetterBlockTheLaneAndRedriveResumes() {
 		AtomicInteger runs = new AtomicInteger();

@@ -359,10 +359,21 @@ public final class PostgresWorkStore implements WorkStore {
 			)
 			SELECT (SELECT count(*) FROM units) + (SELECT count(*) FROM cursors)""".formatted(EventStore.CLEAR_MARKER);
 
+	/**
+	 * The sessions with work a claim would take: a unit of a keyed lane behind an earlier one of its lane
+	 * (dead, backing off or running) is not such work. Counted as due, a lane blocked by a dead letter
+	 * had its session drained at every sweep for ever, for nothing, and more such sessions than a
+	 * sweep takes crowded out every other session's retries and takeovers.
+	 */
 	private static final String DUE_SESSIONS = """
 			WITH mine AS (SELECT * FROM unnest(:contracts, :consumers) AS m(contract, consumer))
 			(SELECT c.contract, c.session_id FROM a2_work c JOIN mine m ON m.contract = c.contract AND m.consumer = c.consumer
-			 WHERE %1$s LIMIT :limit)
+			 WHERE %1$s
+			   AND (c.lane_key IS NULL OR NOT EXISTS (
+			       SELECT 1 FROM a2_work p
+			       WHERE p.contract = c.contract AND p.session_id = c.session_id AND p.consumer = c.consumer
+			         AND p.lane_key = c.lane_key AND p.idx < c.idx))
+			 LIMIT :limit)
 			UNION
 			(SELECT c.contract, c.session_id FROM a2_cursor c JOIN mine m ON m.contract = c.contract AND m.consumer = c.consumer
 			 WHERE c.position < c.target AND %1$s LIMIT :limit)""".formatted(RUNNABLE);
