@@ -386,13 +386,29 @@ public final class A2Server implements AutoCloseable {
 			// reported as such). Not observed: the timer's consumer tag would be a name no consumer has
 			return requireWork().redrive(known.name(), sessionId, consumer, index, false);
 		}
-		boolean redriven = Observation.createNotStarted(A2Observations.REDRIVE, this.observations)
+		// the outcome is what happened: a redrive that found no dead letter, tagged with its action, would
+		// count as one done, and a script redriving wrong indexes would look healthy on a dashboard
+		Observation observation = Observation.createNotStarted(A2Observations.REDRIVE, this.observations)
 			.lowCardinalityKeyValue(A2Observations.CONTRACT, contract)
 			.lowCardinalityKeyValue(A2Observations.CONSUMER, consumer)
-			.lowCardinalityKeyValue(A2Observations.OUTCOME, action.name().toLowerCase(java.util.Locale.ROOT))
+			.lowCardinalityKeyValue(A2Observations.OUTCOME, "none")
 			.highCardinalityKeyValue(A2Observations.SESSION, sessionId)
 			.highCardinalityKeyValue(A2Observations.EVENT_INDEX, Long.toString(index))
-			.observe(() -> requireWork().redrive(contract, sessionId, consumer, index, action == RedriveAction.RETRY));
+			.start();
+		boolean redriven;
+		try (Observation.Scope scope = observation.openScope()) {
+			redriven = requireWork().redrive(contract, sessionId, consumer, index, action == RedriveAction.RETRY);
+			if (redriven) {
+				observation.lowCardinalityKeyValue(A2Observations.OUTCOME, action.name().toLowerCase(java.util.Locale.ROOT));
+			}
+		}
+		catch (RuntimeException ex) {
+			observation.error(ex);
+			throw ex;
+		}
+		finally {
+			observation.stop();
+		}
 		if (redriven && this.drainer != null) {
 			this.drainer.request(contract, session);
 		}
