@@ -19,6 +19,7 @@ import dev.a2.TestContracts.MessageSent;
 import dev.a2.TestContracts.Note;
 import dev.a2.store.DeadLetter;
 import dev.a2.test.HeldRows;
+import io.micrometer.observation.Observation;
 import io.micrometer.observation.tck.TestObservationRegistryAssert;
 import jakarta.validation.constraints.NotBlank;
 import org.jspecify.annotations.Nullable;
@@ -435,6 +436,45 @@ class DrainIntegrationTests {
 		assertThat(server.redrive("chat", session.id(), "auditor-behind", 1, RedriveAction.SKIP)).isTrue();
 		await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> assertThat(done).containsExactly(2L));
 		assertThat(server.sweep()).isZero();
+	}
+
+	/**
+	 * The consumer's code runs with its run's observation open: a tracer puts the run's trace in the
+	 * logs it writes, and what it observes is a child of the run. It once ran outside it, every span a
+	 * root and no trace id in its logs (found by the observability trial).
+	 */
+	@Test
+	void theConsumersCodeRunsInsideItsRunsObservationAndAClaimInsideItsDrain() {
+		AtomicReference<Observation.@Nullable ContextView> during = new AtomicReference<>();
+		Consumer traced = Consumer.builder("chat", "traced").types("message.sent").run((context) -> {
+			Observation current = this.support.observations.getCurrentObservation();
+			during.set((current != null) ? current.getContextView() : null);
+			context.session().append("noted", note("appended by the run"));
+			return null;
+		});
+		A2Server server = this.support.server(traced);
+		Session session = server.session("chat", A2TestSupport.newSessionId());
+		// in the application's transaction: nothing is leased ahead, the commit's drain claims the unit
+		new TransactionTemplate(new DataSourceTransactionManager(this.support.dataSource))
+			.executeWithoutResult((status) -> session.append(message("hello")));
+		await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> assertThat(notes(session)).hasSize(1));
+
+		assertThat(during.get()).isNotNull().satisfies((run) -> {
+			assertThat(run.getName()).isEqualTo(A2Observations.EVENT);
+			assertThat(run.getLowCardinalityKeyValue(A2Observations.CONSUMER).getValue()).isEqualTo("traced");
+		});
+		TestObservationRegistryAssert.assertThat(this.support.observations)
+			.hasAnObservation((observation) -> observation.hasNameEqualTo(A2Observations.APPEND)
+				.hasParentObservationContextMatching((parent) -> runOf((Observation.ContextView) parent, "traced")));
+		TestObservationRegistryAssert.assertThat(this.support.observations).hasObservationWithNameEqualTo(A2Observations.CLAIM);
+		TestObservationRegistryAssert.assertThat(this.support.observations)
+			.forAllObservationsWithNameEqualTo(A2Observations.CLAIM, (claim) -> claim
+				.hasParentObservationContextMatching((parent) -> ((Observation.ContextView) parent).getName().equals(A2Observations.DRAIN)));
+	}
+
+	private static boolean runOf(Observation.ContextView observation, String consumer) {
+		return observation.getName().equals(A2Observations.EVENT)
+				&& consumer.equals(observation.getLowCardinalityKeyValue(A2Observations.CONSUMER).getValue());
 	}
 
 	@Test

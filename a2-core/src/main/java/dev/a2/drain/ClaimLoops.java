@@ -186,6 +186,7 @@ final class ClaimLoops {
 					if (reserved > 0) {
 						Instant now = this.host.clock().instant();
 						claims = Observation.createNotStarted(A2Observations.CLAIM, this.host.observations())
+							.parentObservation(drain)
 							.lowCardinalityKeyValue(A2Observations.CONTRACT, key.contract())
 							.highCardinalityKeyValue(A2Observations.SESSION, key.session())
 							.observe(() -> this.work.claim(key.contract(), key.session(),

@@ -102,7 +102,9 @@ final class RunExecution {
 				int attempt = firstTry ? 1 : claim.attempt();
 				Cause cause = new Cause(consumer.name(), laneOf(consumer, claim), event.index(), attempt);
 				Observation observation = eventObservation(run, consumer, event).start();
-				try {
+				// open while the consumer's code runs: its logs carry the run's trace, and what it observes
+				// (an append, a model call) is a child of the run
+				try (Observation.Scope scope = observation.openScope()) {
 					returned.addAll(this.host.run(consumer, claim.session(), event, attempt, firstTry ? 0 : claim.failures(),
 							run.signal, cause));
 				}
@@ -167,8 +169,11 @@ final class RunExecution {
 		Event last = events.get(events.size() - 1);
 		Observation observation = eventObservation(run, consumer, last).start();
 		try {
-			List<EventToStore> returned = this.host.runBatch(consumer, claim.session(), events, claim.attempt(),
-					claim.failures(), run.signal, causes);
+			List<EventToStore> returned;
+			try (Observation.Scope scope = observation.openScope()) {
+				returned = this.host.runBatch(consumer, claim.session(), events, claim.attempt(), claim.failures(), run.signal,
+						causes);
+			}
 			if (run.signal.isAborted()) {
 				aborted(run, consumer, last, observation);
 				return abortedThrough(run, returned, last);
