@@ -4,8 +4,10 @@ import java.security.Principal;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 
+import dev.a2.A2Exception;
 import dev.a2.A2Observations;
 import dev.a2.A2Server;
 import dev.a2.Session;
@@ -17,6 +19,8 @@ import dev.a2.live.SessionFeeds;
 import dev.a2.wire.Wire;
 import io.micrometer.observation.Observation;
 import io.micrometer.observation.ObservationRegistry;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
@@ -34,6 +38,8 @@ import org.springframework.web.reactive.function.server.ServerResponse;
  * {@code ?state=<reducer>}, and a comment ping when idle.
  */
 final class StreamHandler {
+
+	private static final Log logger = LogFactory.getLog(StreamHandler.class);
 
 	private final A2Server server;
 
@@ -138,8 +144,11 @@ final class StreamHandler {
 			.lowCardinalityKeyValue(A2Observations.CONTRACT, contract)
 			.lowCardinalityKeyValue(A2Observations.TRANSPORT, "sse")
 			.highCardinalityKeyValue(A2Observations.SESSION, session.id());
+		AtomicBoolean begun = new AtomicBoolean();
 		return Flux.merge(1, events, presence, pings)
 			.takeUntilOther(this.connections.stopping())
+			.doOnNext((frame) -> begun.set(true))
+			.onErrorResume((ex) -> ended(session, ex, begun.get(), observation))
 			.doOnSubscribe((subscription) -> {
 				observation.start();
 				this.connections.streams.incrementAndGet();
@@ -148,6 +157,26 @@ final class StreamHandler {
 				this.connections.streams.decrementAndGet();
 				observation.stop();
 			});
+	}
+
+	/**
+	 * A stream whose session cannot be read any more (PostgreSQL unreachable, a fault of its rows) ends
+	 * with a comment saying why, and the client resumes after the last id it received (§7.5). Its answer
+	 * had begun (200): failed instead, it was left unterminated, a broken response to the client, and the
+	 * framework logged two stack traces at ERROR for every stream open in an outage. One that fails
+	 * before its first frame is answered with the error, as any request.
+	 */
+	private Flux<ServerSentEvent<String>> ended(Session session, Throwable ex, boolean begun, Observation observation) {
+		if (!begun) {
+			return Flux.error(ex);
+		}
+		observation.error(ex);
+		A2Exception error = WebErrors.asA2(ex, this.wire);
+		String why = "session '" + session.id() + "' could not be read (" + error.code() + "): " + error.getMessage();
+		// said once elsewhere: an outage by the instance's own tasks at WARN, an unexpected failure by
+		// asA2 at ERROR; an outage ends every stream open, and each would say it again
+		logger.debug("Ended the SSE stream: " + why, ex);
+		return Flux.just(ServerSentEvent.<String>builder().comment(why + ": reconnect to resume").build());
 	}
 
 	private Flux<ServerSentEvent<String>> frames(Session session, FeedItem item, @Nullable String reducer) {

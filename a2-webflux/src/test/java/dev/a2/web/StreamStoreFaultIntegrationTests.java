@@ -1,0 +1,90 @@
+package dev.a2.web;
+
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.Statement;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+
+import dev.a2.test.TestPostgres;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.web.reactive.function.client.WebClient;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * An SSE stream whose session can no longer be read ends as a whole response. It once failed after its
+ * 200 had been sent: the response was left unterminated (a broken transfer to the client) and the
+ * framework logged two stack traces at ERROR for every stream (found by the observability trial).
+ */
+class StreamStoreFaultIntegrationTests {
+
+	/**
+	 * Instance A reads as a role row security applies to; instance B, which pushes, as the database's
+	 * superuser, which it does not. The policy makes A's reads of the session's second event fail (as a
+	 * fault of that row would). A's stream sends the state through the first event, then reads the
+	 * second, and fails.
+	 */
+	@Test
+	void aStreamWhoseSessionCanNoLongerBeReadEndsWithACommentAndAWholeResponse() throws Exception {
+		try (Instances instances = new Instances("stream_fault")) {
+			String schema = instances.schema();
+			admin("DO $$ BEGIN CREATE ROLE a2_fault_reader; EXCEPTION WHEN duplicate_object THEN NULL; END $$",
+					"ALTER ROLE a2_fault_reader LOGIN",
+					"GRANT USAGE, CREATE ON SCHEMA " + schema + " TO a2_fault_reader");
+			ConfigurableApplicationContext a = instances.start(ChatApplication.class,
+					"spring.datasource.hikari.connection-init-sql=SET ROLE a2_fault_reader");
+			ConfigurableApplicationContext b = instances.start(ChatApplication.class);
+			WebClient pushes = WebCalls.client(b);
+			WebCalls.push(pushes, "broken", "readable");
+			WebCalls.push(pushes, "broken", "unreadable");
+			admin("""
+					CREATE FUNCTION SCHEMA.readable(session text, idx bigint) RETURNS boolean LANGUAGE plpgsql AS $f$
+					BEGIN
+					    IF session = 'broken' AND idx >= 2 THEN
+					        RAISE EXCEPTION 'event % of session % cannot be read', idx, session;
+					    END IF;
+					    RETURN true;
+					END $f$""".replace("SCHEMA", schema),
+					"ALTER TABLE " + schema + ".a2_event ENABLE ROW LEVEL SECURITY",
+					"ALTER TABLE " + schema + ".a2_event FORCE ROW LEVEL SECURITY",
+					"CREATE POLICY reads ON " + schema + ".a2_event FOR SELECT USING (" + schema + ".readable(session_id, idx))");
+
+			HttpResponse<Stream<String>> response = HttpClient.newHttpClient()
+				.sendAsync(HttpRequest.newBuilder(URI.create("http://localhost:" + Instances.port(a)
+						+ "/a2/chat/sessions/broken/stream?after=1&state=summary"))
+					.header("Accept", "text/event-stream")
+					.build(), HttpResponse.BodyHandlers.ofLines())
+				.get(30, TimeUnit.SECONDS);
+			assertThat(response.statusCode()).isEqualTo(200);
+			List<String> lines = new CopyOnWriteArrayList<>();
+			// the whole body, read until the server ends it: a response cut short throws here
+			CompletableFuture.runAsync(() -> response.body().forEach(lines::add)).get(60, TimeUnit.SECONDS);
+			assertThat(lines).anySatisfy((line) -> assertThat(line).startsWith("event:state"));
+			assertThat(lines).anySatisfy((line) -> assertThat(line)
+				.startsWith(":session 'broken' could not be read (INTERNAL)")
+				.endsWith(": reconnect to resume"));
+			assertThat(lines).noneMatch((line) -> line.contains("unreadable"));
+		}
+	}
+
+	private static void admin(String... statements) throws Exception {
+		TestPostgres.Server server = TestPostgres.server();
+		try (Connection connection = DriverManager.getConnection(server.jdbcUrl(), server.username(), server.password());
+				Statement statement = connection.createStatement()) {
+			for (String sql : statements) {
+				statement.execute(sql);
+			}
+		}
+	}
+
+}
