@@ -5,7 +5,6 @@ import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.Callable;
 
 import dev.a2.A2Exception;
 import dev.a2.A2Observations;
@@ -139,12 +138,15 @@ final class SessionHandlers {
 
 	/** Runs {@code work} (which authorizes first) on a store thread, and answers its JSON. */
 	private Mono<ServerResponse> json(ServerRequest request, Work work) {
-		return request.principal()
-			.map(Optional::of)
-			.defaultIfEmpty(Optional.empty())
-			.flatMap((caller) -> Mono.fromCallable((Callable<String>) () -> work.run(Access.caller(caller.orElse(null))))
-				.subscribeOn(this.scheduler))
-			.flatMap((json) -> ServerResponse.ok().contentType(MediaType.APPLICATION_JSON).body(utf8(json)));
+		return Mono.deferContextual((context) -> {
+			Observation observed = RequestObservation.of(context);
+			return request.principal()
+				.map(Optional::of)
+				.defaultIfEmpty(Optional.empty())
+				.flatMap((caller) -> Mono
+					.fromCallable(() -> RequestObservation.within(observed, () -> work.run(Access.caller(caller.orElse(null)))))
+					.subscribeOn(this.scheduler));
+		}).flatMap((json) -> ServerResponse.ok().contentType(MediaType.APPLICATION_JSON).body(utf8(json)));
 	}
 
 	/** The JSON as it is: no codec to look up for a body that is already written. */

@@ -79,6 +79,11 @@ final class StreamHandler {
 		long after = (lastEventId != null && !lastEventId.isBlank()) ? SessionHandlers.wholeNumber(lastEventId.trim(), "Last-Event-ID")
 				: SessionHandlers.longParam(request, "after", 0);
 		String reducer = request.queryParam("state").orElse(null);
+		return Mono.deferContextual((context) -> stream(request, RequestObservation.of(context), contract, id, after, reducer));
+	}
+
+	private Mono<ServerResponse> stream(ServerRequest request, @Nullable Observation observed, String contract, String id,
+			long after, @Nullable String reducer) {
 		return request.principal()
 			.map(Optional::of)
 			.defaultIfEmpty(Optional.empty())
@@ -94,7 +99,7 @@ final class StreamHandler {
 				.contentType(MediaType.TEXT_EVENT_STREAM)
 				.header("Cache-Control", "no-cache")
 				.header("X-Accel-Buffering", "no")
-				.body(BodyInserters.fromServerSentEvents(until(events(opened.session(), after, reducer),
+				.body(BodyInserters.fromServerSentEvents(until(events(opened.session(), after, reducer, observed),
 						opened.openFor().orElse(null),
 						this.access.readRevoked(opened.caller(), contract, id, this.scheduler)))));
 	}
@@ -128,7 +133,8 @@ final class StreamHandler {
 		return stream.takeUntilOther(ending).concatWith(Mono.fromSupplier(why::get));
 	}
 
-	private Flux<ServerSentEvent<String>> events(Session session, long after, @Nullable String reducer) {
+	private Flux<ServerSentEvent<String>> events(Session session, long after, @Nullable String reducer,
+			@Nullable Observation observed) {
 		String contract = session.contract().name();
 		Flux<ServerSentEvent<String>> events = this.feeds.events(contract, session.id(), after)
 			.concatMap((item) -> frames(session, item, reducer), 1);
@@ -141,6 +147,7 @@ final class StreamHandler {
 			.onBackpressureDrop()
 			.map((tick) -> ServerSentEvent.<String>builder().comment("ping").build());
 		Observation observation = Observation.createNotStarted(A2Observations.STREAM, this.observations)
+			.parentObservation(observed)
 			.lowCardinalityKeyValue(A2Observations.CONTRACT, contract)
 			.lowCardinalityKeyValue(A2Observations.TRANSPORT, "sse")
 			.highCardinalityKeyValue(A2Observations.SESSION, session.id());

@@ -5,6 +5,7 @@ import java.util.List;
 
 import dev.a2.A2Observations;
 import dev.a2.test.TestPostgres;
+import io.micrometer.observation.Observation;
 import io.micrometer.observation.tck.TestObservationRegistry;
 import org.junit.jupiter.api.Test;
 
@@ -89,15 +90,27 @@ class WebSmokeIntegrationTests {
 			.containsExactly("{\"index\":0,\"state\":{\"messages\":0,\"last\":\"\"}}",
 					"{\"index\":1,\"state\":{\"messages\":1,\"last\":\"hi\"}}");
 
+		// children of the request's observation, though they run on store threads: a tracer keeps them in
+		// the request's trace (found by the observability trial)
 		assertThat(this.observations).hasObservationWithNameEqualTo(A2Observations.PUSH)
 			.that()
 			.hasLowCardinalityKeyValue(A2Observations.CONTRACT, "chat")
-			.hasHighCardinalityKeyValue(A2Observations.SESSION, "s1");
+			.hasHighCardinalityKeyValue(A2Observations.SESSION, "s1")
+			.hasParentObservationContextMatching((parent) -> isRequest((Observation.ContextView) parent, "POST"));
+		assertThat(this.observations).hasObservationWithNameEqualTo(A2Observations.APPEND)
+			.that()
+			.hasParentObservationContextMatching((parent) -> ((Observation.ContextView) parent).getName().equals(A2Observations.PUSH));
 		await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> assertThat(this.observations)
 			.hasObservationWithNameEqualTo(A2Observations.STREAM)
 			.that()
 			.hasLowCardinalityKeyValue(A2Observations.TRANSPORT, "sse")
+			.hasParentObservationContextMatching((parent) -> isRequest((Observation.ContextView) parent, "GET"))
 			.hasBeenStopped());
+	}
+
+	private static boolean isRequest(Observation.ContextView observation, String method) {
+		return observation.getName().equals("http.server.requests")
+				&& method.equals(observation.getLowCardinalityKeyValue("method").getValue());
 	}
 
 }
