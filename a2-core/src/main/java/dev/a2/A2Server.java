@@ -293,8 +293,7 @@ public final class A2Server implements AutoCloseable {
 	 * Dead-lettered units, newest first. A contract this server does not register is listed by its
 	 * name while the store holds dead letters of it (so a removed contract's can be found and skipped);
 	 * a name with none at all is {@code UNKNOWN_CONTRACT}, as for a session's events, rather than an
-	 * empty list that reads as "nothing is dead" for a misspelt name. So is a consumer's name that this
-	 * server does not register and of which the store holds no work, dead or pending: {@code NOT_FOUND}.
+	 * empty list that reads as "nothing is dead" for a misspelt name.
 	 * @param contract, session, consumer filters, {@code null} for any
 	 */
 	public List<DeadLetter> deadLetters(@Nullable String contract, @Nullable String session, @Nullable String consumer,
@@ -304,29 +303,7 @@ public final class A2Server implements AutoCloseable {
 				&& (session == null && consumer == null || requireWork().deadLetters(contract, null, null, 1).isEmpty())) {
 			contract(contract);
 		}
-		if (consumer != null && dead.isEmpty() && !knowsConsumer(contract, consumer)) {
-			// names what was asked, never the consumers there are: the caller may be any operator
-			throw new A2Exception(ErrorCode.NOT_FOUND, "no consumer named '" + consumer + "'"
-					+ ((contract != null) ? " in contract '" + contract + "'" : "")
-					+ " is registered on this instance, and the store holds no work of one");
-		}
 		return dead.stream().map(this::withFixedLane).toList();
-	}
-
-	/**
-	 * Whether a consumer of that name (in that contract, or in any) is registered here, or has work in
-	 * the store: a consumer another instance runs ({@code a2.drain.consumers}), or one removed whose
-	 * units are left.
-	 */
-	private boolean knowsConsumer(@Nullable String contract, String name) {
-		if ((contract != null) ? consumer(contract, name) != null
-				: consumers().stream().anyMatch((registered) -> registered.name().equals(name))) {
-			return true;
-		}
-		// every unit, dead or not, and every cursor, caught up or not: read only for a name not registered here
-		return requireWork().pending()
-			.stream()
-			.anyMatch((work) -> work.consumer().equals(name) && (contract == null || work.contract().equals(contract)));
 	}
 
 	private DeadLetter withFixedLane(DeadLetter dead) {

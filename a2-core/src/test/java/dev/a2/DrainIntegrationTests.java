@@ -4,7 +4,6 @@ import java.time.Duration;
 import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -706,43 +705,6 @@ class DrainIntegrationTests {
 				.isInstanceOf(A2Exception.class)
 				.extracting((ex) -> ((A2Exception) ex).code())
 				.isEqualTo(ErrorCode.UNKNOWN_CONTRACT);
-		}
-		finally {
-			without.halt();
-		}
-	}
-
-	@Test
-	void deadLettersOfAConsumerNameNoOneHasAreNotFoundRatherThanNone() {
-		A2Server server = this.support.server(Consumer.builder("chat", "strict").run((context) -> {
-			throw new NonRetriableException("never");
-		}));
-		Session session = server.session("chat", A2TestSupport.newSessionId());
-		session.append(message("poison"));
-		await().atMost(Duration.ofSeconds(20))
-			.untilAsserted(() -> assertThat(server.deadLetters("chat", session.id(), "strict", 10)).hasSize(1));
-		// a misspelt name would read as "nothing is dead"
-		for (String contract : Arrays.asList("chat", null)) {
-			assertThatThrownBy(() -> server.deadLetters(contract, null, "stirct", 10)).isInstanceOf(A2Exception.class)
-				.hasMessageContaining("no consumer named 'stirct'")
-				.extracting((ex) -> ((A2Exception) ex).code())
-				.isEqualTo(ErrorCode.NOT_FOUND);
-		}
-		// a registered consumer with nothing dead in the session asked for has none
-		assertThat(server.deadLetters("chat", "another-" + session.id(), "strict", 10)).isEmpty();
-		// an instance that does not register the consumer (another instance runs it) lists its dead letters,
-		// and answers none for a session where it has none, as the store holds work of it
-		A2Server without = A2Server.builder()
-			.dataSource(this.support.dataSource)
-			.contract(TestContracts.chat())
-			.drainScheduling(DrainScheduling.MANUAL)
-			.build();
-		try {
-			assertThat(without.deadLetters("chat", session.id(), "strict", 10)).hasSize(1);
-			assertThat(without.deadLetters(null, "another-" + session.id(), "strict", 10)).isEmpty();
-			assertThatThrownBy(() -> without.deadLetters("chat", null, "stirct", 10)).isInstanceOf(A2Exception.class)
-				.extracting((ex) -> ((A2Exception) ex).code())
-				.isEqualTo(ErrorCode.NOT_FOUND);
 		}
 		finally {
 			without.halt();
