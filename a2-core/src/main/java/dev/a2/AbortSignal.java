@@ -2,6 +2,7 @@ package dev.a2;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.Supplier;
 
 import org.jspecify.annotations.Nullable;
 
@@ -9,7 +10,8 @@ import org.jspecify.annotations.Nullable;
  * Tells a consumer run that its attempt should stop: it was superseded ({@code SUPERSEDED_ATTEMPT}),
  * its lease lapsed ({@code CLAIM_EXPIRED}), an {@code abortOn} event arrived, or the session was
  * cleared. Code checks {@link #isAborted()}, calls {@link #throwIfAborted()} between steps, or
- * registers a callback; the thread of the run is interrupted too, so blocking calls end.
+ * registers a callback; the thread of the run is interrupted too, so blocking calls end (but not a
+ * call of its {@link RunSession} under way, which gets the interrupt when it returns).
  */
 public final class AbortSignal {
 
@@ -18,6 +20,12 @@ public final class AbortSignal {
 	private @Nullable A2Exception reason;
 
 	private @Nullable Thread thread;
+
+	/** How many of A2's store calls run on the bound thread now ({@link #uninterrupted}). */
+	private int storeCalls;
+
+	/** Whether the abort's interrupt waits for the bound thread's store calls to end. */
+	private boolean interruptHeld;
 
 	/** Whether the attempt was aborted. */
 	public synchronized boolean isAborted() {
@@ -54,7 +62,6 @@ public final class AbortSignal {
 	 */
 	public void abort(A2Exception reason) {
 		List<Runnable> toRun;
-		Thread running;
 		synchronized (this) {
 			if (this.reason != null) {
 				return;
@@ -62,7 +69,6 @@ public final class AbortSignal {
 			this.reason = reason;
 			toRun = new ArrayList<>(this.callbacks);
 			this.callbacks.clear();
-			running = this.thread;
 		}
 		for (Runnable callback : toRun) {
 			try {
@@ -72,13 +78,65 @@ public final class AbortSignal {
 				// a callback's failure must not keep the others from running
 			}
 		}
-		if (running != null) {
-			running.interrupt();
+		synchronized (this) {
+			// under the lock, as uninterrupted counts its calls: an interrupt is either delivered before a
+			// store call clears it, or held until the call has ended, never sent into one
+			if (this.thread != null) {
+				if (this.storeCalls > 0) {
+					this.interruptHeld = true;
+				}
+				else {
+					this.thread.interrupt();
+				}
+			}
 		}
 	}
 
 	synchronized void bind(@Nullable Thread thread) {
 		this.thread = thread;
+		this.storeCalls = 0;
+		this.interruptHeld = false;
+	}
+
+	/**
+	 * Runs one of A2's store calls (an append, a read) made on the run's thread without the abort's
+	 * interrupt, which it keeps for after the call. On a virtual thread (runs use them on Java 21+) an
+	 * interrupt closes the socket a blocking read waits on: the call failed as {@code STORE_UNAVAILABLE},
+	 * its connection was lost, a group-commit round of other callers' appends the run's thread led failed
+	 * with it, and a stopped reply could not write its end. Code of the run's own still gets the
+	 * interrupt, at once if it blocks outside A2's calls, so that blocking calls end.
+	 */
+	<T> T uninterrupted(Supplier<T> call) {
+		boolean bound;
+		synchronized (this) {
+			if (this.thread != Thread.currentThread()) {
+				// another thread of the run's code (called outside the lock): the abort does not interrupt it
+				bound = false;
+			}
+			else {
+				this.storeCalls++;
+				bound = true;
+			}
+		}
+		if (!bound) {
+			return call.get();
+		}
+		boolean interrupted = Thread.interrupted();
+		try {
+			return call.get();
+		}
+		finally {
+			synchronized (this) {
+				this.storeCalls--;
+				if (this.storeCalls == 0 && this.interruptHeld) {
+					this.interruptHeld = false;
+					interrupted = true;
+				}
+			}
+			if (interrupted) {
+				Thread.currentThread().interrupt();
+			}
+		}
 	}
 
 }

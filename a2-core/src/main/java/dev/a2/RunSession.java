@@ -5,6 +5,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.function.Supplier;
 
 import org.jspecify.annotations.Nullable;
 
@@ -22,11 +23,15 @@ public final class RunSession {
 
 	private final Cause cause;
 
-	RunSession(Session session, Consumer consumer, Event trigger, Cause cause) {
+	/** The run's signal, whose interrupt A2's store calls keep for after them; {@code null} outside a run of A2's. */
+	private final @Nullable AbortSignal signal;
+
+	RunSession(Session session, Consumer consumer, Event trigger, Cause cause, @Nullable AbortSignal signal) {
 		this.session = session;
 		this.consumer = consumer;
 		this.trigger = trigger;
 		this.cause = cause;
+		this.signal = signal;
 	}
 
 	/**
@@ -42,7 +47,7 @@ public final class RunSession {
 		else if (consumer.lane() instanceof Lane.Keyed keyed) {
 			lane = Session.laneKey(consumer, keyed, new Lane.KeyInput(session.id(), trigger.id(), trigger.type(), trigger.payload()));
 		}
-		return new RunSession(session, consumer, trigger, new Cause(consumer.name(), lane, trigger.index(), attempt));
+		return new RunSession(session, consumer, trigger, new Cause(consumer.name(), lane, trigger.index(), attempt), null);
 	}
 
 	/** The consumer whose run sees the session. */
@@ -71,27 +76,27 @@ public final class RunSession {
 			withIds.add(new NewEvent(event.type(), event.payload(), id));
 		}
 		// a clear since the trigger ended this run: nothing it goes on to append lands after the clear
-		return this.session.append(withIds, this.cause, true, this.trigger.clearIndex());
+		return store(() -> this.session.append(withIds, this.cause, true, this.trigger.clearIndex()));
 	}
 
 	/** The reducer's state as of the triggering event, however far the log has moved on. */
 	public SessionState<?> state(String reducer) {
-		return this.session.state(reducer, this.trigger.index());
+		return store(() -> this.session.state(reducer, this.trigger.index()));
 	}
 
 	/** The reducer's state as of the event at {@code through}. */
 	public SessionState<?> state(String reducer, long through) {
-		return this.session.state(reducer, through);
+		return store(() -> this.session.state(reducer, through));
 	}
 
 	/** Events after index {@code after}, at most {@code limit}, with the session's head. */
 	public HistoryPage history(long after, int limit) {
-		return this.session.history(after, limit);
+		return store(() -> this.session.history(after, limit));
 	}
 
 	/** Everyone's presence in the session now. */
 	public PresenceSnapshot presence() {
-		return this.session.presence();
+		return store(this.session::presence);
 	}
 
 	/**
@@ -101,7 +106,7 @@ public final class RunSession {
 	 * @throws A2Exception {@code INVALID_PAYLOAD} when the write breaks the contract's presence rules
 	 */
 	public List<PresencePatch> presence(PresenceWrite write) {
-		return this.session.presence(write);
+		return store(() -> this.session.presence(write));
 	}
 
 	/**
@@ -138,15 +143,21 @@ public final class RunSession {
 		String id = DerivedIds.schedule(this.session.contract().name(), this.session.id(), this.trigger.id(),
 				Session.taskName(name), this.trigger.clearIndex(), this.consumer.name());
 		// the task belongs to the trigger's time: a clear since then cancels it, as it ended the run
-		this.session.scheduleTask(id, at, Arrays.asList(events), null, false, this.trigger.clearIndex());
+		store(() -> {
+			this.session.scheduleTask(id, at, Arrays.asList(events), null, false, this.trigger.clearIndex());
+			return null;
+		});
 	}
 
 	/** Clears the session after {@code delay} if its last index is then still {@code ifLastIndex}. */
 	public void scheduleClear(String name, Duration delay, @Nullable Long ifLastIndex) {
 		String id = DerivedIds.scheduleClear(this.session.contract().name(), this.session.id(), this.trigger.id(),
 				Session.taskName(name), this.trigger.clearIndex(), ifLastIndex, this.consumer.name());
-		this.session.scheduleTask(id, this.session.dueAfter(delay), List.of(), ifLastIndex, true,
-				this.trigger.clearIndex());
+		Instant at = this.session.dueAfter(delay);
+		store(() -> {
+			this.session.scheduleTask(id, at, List.of(), ifLastIndex, true, this.trigger.clearIndex());
+			return null;
+		});
 	}
 
 	/**
@@ -156,12 +167,20 @@ public final class RunSession {
 	 * ended this run): the session's new start is not cleared again
 	 */
 	public long clear() {
-		return this.session.clearIf(null, this.trigger.clearIndex());
+		return store(() -> this.session.clearIf(null, this.trigger.clearIndex()));
 	}
 
 	/** Clears the session if its last index is still {@code ifLastIndex}; {@code CONFLICT} otherwise. */
 	public long clear(long ifLastIndex) {
-		return this.session.clearIf(ifLastIndex, this.trigger.clearIndex());
+		return store(() -> this.session.clearIf(ifLastIndex, this.trigger.clearIndex()));
+	}
+
+	/**
+	 * A store call of the run's, safe from the abort's interrupt ({@link AbortSignal#uninterrupted}).
+	 * Not {@code consume}, whose wait for another run the abort must end.
+	 */
+	private <T> T store(Supplier<T> call) {
+		return (this.signal != null) ? this.signal.uninterrupted(call) : call.get();
 	}
 
 }

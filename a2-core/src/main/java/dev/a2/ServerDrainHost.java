@@ -75,7 +75,7 @@ final class ServerDrainHost implements DrainHost {
 	public List<EventToStore> run(Consumer consumer, String session, Event event, int attempt, int failures,
 			AbortSignal signal, Cause cause) throws Exception {
 		Session log = this.server.session(consumer.contract(), session);
-		ConsumerContext context = new ConsumerContext(event, attempt, signal, new RunSession(log, consumer, event, cause));
+		ConsumerContext context = new ConsumerContext(event, attempt, signal, new RunSession(log, consumer, event, cause, signal));
 		Object result = intercepted(new Invocation(consumer, session, List.of(event), attempt, failures, signal,
 				() -> consumer.handler().run(context)));
 		// also when aborted: the drain engine commits what an aborted run returned only for an abortOn
@@ -88,7 +88,7 @@ final class ServerDrainHost implements DrainHost {
 		Session log = this.server.session(consumer.contract(), session);
 		List<ConsumerContext> batch = new ArrayList<>(events.size());
 		for (int i = 0; i < events.size(); i++) {
-			batch.add(new ConsumerContext(events.get(i), attempt, signal, new RunSession(log, consumer, events.get(i), causes.get(i))));
+			batch.add(new ConsumerContext(events.get(i), attempt, signal, new RunSession(log, consumer, events.get(i), causes.get(i), signal)));
 		}
 		Object result = intercepted(new Invocation(consumer, session, events, attempt, failures, signal,
 				() -> consumer.batchHandler().run(batch)));

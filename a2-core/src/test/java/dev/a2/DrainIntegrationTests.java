@@ -17,6 +17,7 @@ import java.util.concurrent.atomic.AtomicReference;
 import dev.a2.TestContracts.MessageSent;
 import dev.a2.TestContracts.Note;
 import dev.a2.store.DeadLetter;
+import dev.a2.test.AtOnce;
 import dev.a2.test.HeldRows;
 import io.micrometer.observation.Observation;
 import io.micrometer.observation.tck.TestObservationRegistryAssert;
@@ -1076,9 +1077,9 @@ class DrainIntegrationTests {
 	 */
 	private void clearThenDeliveryBehind(A2Server server, Session session, String holdRow, long marker) throws Exception {
 		try (LogCapture log = new LogCapture(); HeldRows held = HeldRows.hold(this.support.dataSource, holdRow)) {
-			CompletableFuture<Long> clear = CompletableFuture.supplyAsync(session::clear);
+			CompletableFuture<Long> clear = CompletableFuture.supplyAsync(session::clear, AtOnce.threads());
 			held.awaitWaiting(1);
-			CompletableFuture<Integer> sweep = CompletableFuture.supplyAsync(server::sweep);
+			CompletableFuture<Integer> sweep = CompletableFuture.supplyAsync(server::sweep, AtOnce.threads());
 			held.awaitWaiting(2);
 			held.release();
 			assertThat(clear.get(1, TimeUnit.MINUTES)).isEqualTo(marker);

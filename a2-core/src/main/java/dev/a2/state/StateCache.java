@@ -23,7 +23,7 @@ final class StateCache {
 		this.capacity = capacity;
 		this.entries = new LinkedHashMap<>(16, 0.75f, true) {
 			@Override
-			protected boolean removeEldestEntry(Map.Entry<String, Entry> eldest) {
+			protected boolean removeEldestEntry(Map.Entry<String, StateCache.Entry> eldest) {
 				return size() > StateCache.this.capacity;
 			}
 		};

@@ -20,6 +20,7 @@ import dev.a2.ai.AiEvents.ToolResult;
 import dev.a2.ai.AiTestSupport.MessageSent;
 import dev.a2.ai.AiTestSupport.StopRequested;
 import dev.a2.ai.ScriptedModel.Script;
+import dev.a2.test.AtOnce;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.springframework.ai.chat.messages.AssistantMessage;
@@ -128,7 +129,7 @@ class ReplyStopIntegrationTests {
 			// the first chunk is stored at once: the provider's client has read it and waits for the next
 			await().atMost(Duration.ofSeconds(20)).until(() -> types(session).contains(AiEvents.REPLY_DELTA));
 			CompletableFuture<?> stop = CompletableFuture
-				.runAsync(() -> session.append(NewEvent.of("stop.requested", new StopRequested("ann"))));
+				.runAsync(() -> session.append(NewEvent.of("stop.requested", new StopRequested("ann"))), AtOnce.threads());
 			try {
 				await().atMost(Duration.ofSeconds(20)).until(() -> stop.isDone() && types(session).contains(AiEvents.REPLY_STOPPED));
 			}

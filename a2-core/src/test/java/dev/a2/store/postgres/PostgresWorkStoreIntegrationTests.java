@@ -21,6 +21,7 @@ import dev.a2.store.Finish;
 import dev.a2.store.InstanceLiveness;
 import dev.a2.store.StoredEvent;
 import dev.a2.store.WorkUnit;
+import dev.a2.test.AtOnce;
 import dev.a2.test.HeldRows;
 import dev.a2.test.TestPostgres;
 import org.junit.jupiter.api.Test;
@@ -196,7 +197,7 @@ class PostgresWorkStoreIntegrationTests {
 					work.renew(claims, now.plus(Duration.ofSeconds(60)));
 					work.finish(claims.stream().map((c) -> Finish.completed(c, List.of(), c.target())).toList(), now);
 				}
-			});
+			}, AtOnce.threads());
 			try {
 				for (int i = 0; i < 500; i++) {
 					events.append("chat", "s-1", List.of(new EventToStore("e-" + i, "message.sent", "{}", null, creates)));
@@ -224,7 +225,7 @@ class PostgresWorkStoreIntegrationTests {
 			try (HeldRows held = HeldRows.hold(dataSource, "SET deadlock_timeout = '30s'",
 					"SELECT 1 FROM a2_cursor WHERE session_id = 's-1' AND consumer = 'projection' FOR UPDATE")) {
 				CompletableFuture<List<StoredEvent>> append = CompletableFuture.supplyAsync(() -> events.append("chat", "s-1",
-						List.of(new EventToStore("e-2", "message.sent", "{}", null, creates))));
+						List.of(new EventToStore("e-2", "message.sent", "{}", null, creates))), AtOnce.threads());
 				held.awaitWaiting(1);
 				held.also("SELECT 1 FROM a2_cursor WHERE session_id = 's-1' AND consumer = 'audit' FOR UPDATE");
 				held.release();
@@ -256,7 +257,7 @@ class PostgresWorkStoreIntegrationTests {
 					statement.execute("SELECT 1 FROM a2_work WHERE session_id = 's-1' FOR UPDATE");
 					statement.execute("SELECT 1 FROM a2_cursor WHERE session_id = 's-1' FOR UPDATE");
 				}
-				Set<UUID> held = CompletableFuture.supplyAsync(() -> work.renew(claims, later)).get(1, TimeUnit.MINUTES);
+				Set<UUID> held = CompletableFuture.supplyAsync(() -> work.renew(claims, later), AtOnce.threads()).get(1, TimeUnit.MINUTES);
 				assertThat(held).containsExactlyInAnyOrderElementsOf(claims.stream().map(Claim::token).toList());
 				other.commit();
 			}
@@ -288,7 +289,7 @@ class PostgresWorkStoreIntegrationTests {
 			String round = "INSERT INTO a2_cursor (contract, session_id, consumer, position, target) VALUES ('chat', '%s', 'audit', 0, 1)";
 			// a round of s-1 and s-2 creating the new consumer's cursors as the backfill starts
 			try (HeldRows held = HeldRows.hold(dataSource, round.formatted("s-1"))) {
-				CompletableFuture<String> backfill = CompletableFuture.supplyAsync(() -> work.backfill("chat", "audit", null, "", 10));
+				CompletableFuture<String> backfill = CompletableFuture.supplyAsync(() -> work.backfill("chat", "audit", null, "", 10), AtOnce.threads());
 				held.awaitWaiting(1);
 				held.also(round.formatted("s-2"));
 				held.release();
@@ -351,7 +352,7 @@ class PostgresWorkStoreIntegrationTests {
 			// e.g. a clear of s-1, which takes its cursor rows before its units
 			try (HeldRows held = HeldRows.hold(dataSource, "SELECT 1 FROM a2_cursor WHERE session_id = 's-1' FOR UPDATE",
 					"SELECT 1 FROM a2_work WHERE session_id = 's-1' FOR UPDATE")) {
-				int expired = CompletableFuture.supplyAsync(() -> work.expireExhausted(later, 1, "exhausted"))
+				int expired = CompletableFuture.supplyAsync(() -> work.expireExhausted(later, 1, "exhausted"), AtOnce.threads())
 					.get(30, TimeUnit.SECONDS);
 				assertThat(expired).as("s-2's unit and cursor").isEqualTo(2);
 				held.release();
@@ -396,7 +397,7 @@ class PostgresWorkStoreIntegrationTests {
 			try (HeldRows held = HeldRows.hold(dataSource, hold); Connection clearing = dataSource.getConnection()) {
 				CompletableFuture<Set<UUID>> finish = CompletableFuture.supplyAsync(() -> work.finish(claims.stream()
 					.map((c) -> Finish.completed(c, List.of(), c.cursor() ? c.target() : c.index()))
-					.toList(), now));
+					.toList(), now), AtOnce.threads());
 				held.awaitWaiting(1);
 
 				try (Statement statement = clearing.createStatement()) {
@@ -412,7 +413,7 @@ class PostgresWorkStoreIntegrationTests {
 						StoredEvent marker = clearEvents.clear("chat", "s-1", null);
 						clearWork.endBefore("chat", "s-1", marker.index(), marker.clearIndex() + 1);
 						return marker;
-					}));
+					}), AtOnce.threads());
 				held.awaitWaiting(2);
 				held.release();
 
