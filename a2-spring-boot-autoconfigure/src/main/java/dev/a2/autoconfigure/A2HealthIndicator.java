@@ -4,7 +4,9 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 
+import dev.a2.A2Exception;
 import dev.a2.A2Server;
+import dev.a2.ErrorCode;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.boot.health.contributor.AbstractHealthIndicator;
@@ -39,8 +41,18 @@ public class A2HealthIndicator extends AbstractHealthIndicator {
 
 	@Override
 	protected void doHealthCheck(Health.Builder builder) {
-		this.server.checkStore();
-		builder.up().withDetail("store", "reachable");
+		try {
+			this.server.checkStore();
+			builder.up().withDetail("store", "reachable");
+		}
+		catch (A2Exception ex) {
+			if (ex.code() != ErrorCode.STORE_UNAVAILABLE) {
+				throw ex;
+			}
+			// down, with the reason, but not thrown: Boot logs a thrown failure at WARN with its stack trace
+			// at every probe, where the outage is said once (by the sweep, the listener, the liveness)
+			builder.down().withDetail("store", "unreachable: " + ex.getMessage());
+		}
 		if (this.drain != null && this.drain.isRunning()) {
 			Instant last = this.drain.lastSweep();
 			builder.withDetail("lastSweep", (last != null) ? last.toString() : "none yet");

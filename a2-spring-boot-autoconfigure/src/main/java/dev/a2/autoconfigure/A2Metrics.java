@@ -6,6 +6,11 @@ import java.util.HashMap;
 import java.util.HashSet;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 import dev.a2.A2Server;
 import dev.a2.Consumer;
@@ -20,11 +25,13 @@ import org.apache.commons.logging.LogFactory;
  * Gauges per consumer: {@code a2.consumer.pending} (units not done), {@code a2.consumer.lag} (how far
  * behind the log), {@code a2.consumer.dead.letters} and {@code a2.consumer.oldest.pending.age}
  * (seconds the oldest pending event has waited). One query
- * answers them all, at most every few seconds however often they are scraped. Besides the consumers
- * the application registers, they count those whose work the store held when the gauges were bound
- * (a consumer since removed still has its dead letters counted).
+ * answers them all, at most every few seconds however often they are scraped, on a thread of its own:
+ * a scrape answers the values last read and never waits for the database. While PostgreSQL cannot be
+ * reached they keep the last values read. Besides the consumers the application registers, they count
+ * those whose work the store held when the gauges were bound (a consumer since removed still has its
+ * dead letters counted).
  */
-public class A2Metrics implements MeterBinder {
+public class A2Metrics implements MeterBinder, AutoCloseable {
 
 	private static final Log logger = LogFactory.getLog(A2Metrics.class);
 
@@ -32,12 +39,41 @@ public class A2Metrics implements MeterBinder {
 
 	private final A2Server server;
 
-	private Map<String, PendingWork> pending = Map.of();
+	/** How old the values may get before a scrape has them read again. */
+	private final Duration refresh;
 
-	private Instant readAt = Instant.MIN;
+	/**
+	 * Reads the pending work off the scraping thread: read there, a scrape in an outage waited for a
+	 * pool connection (30 s by default), longer than Prometheus waits, and the whole target, the JVM's
+	 * metrics too, went missing for as long as the outage lasted.
+	 */
+	private final ThreadPoolExecutor reader;
+
+	private final AtomicBoolean reading = new AtomicBoolean();
+
+	private volatile Map<String, PendingWork> pending = Map.of();
+
+	private volatile Instant readAt = Instant.MIN;
 
 	public A2Metrics(A2Server server) {
+		this(server, REFRESH);
+	}
+
+	A2Metrics(A2Server server, Duration refresh) {
 		this.server = server;
+		this.refresh = refresh;
+		this.reader = new ThreadPoolExecutor(1, 1, 1, TimeUnit.MINUTES, new LinkedBlockingQueue<>(), (task) -> {
+			Thread thread = new Thread(task, "a2-metrics");
+			thread.setDaemon(true);
+			return thread;
+		});
+		this.reader.allowCoreThreadTimeOut(true);
+	}
+
+	/** Stops the thread that reads the pending work. */
+	@Override
+	public void close() {
+		this.reader.shutdownNow();
 	}
 
 	@Override
@@ -49,7 +85,8 @@ public class A2Metrics implements MeterBinder {
 		}
 		// consumers the store has work of, which this application does not register (removed, renamed,
 		// or left to other instances): their dead letters would otherwise be counted nowhere
-		for (PendingWork work : current().values()) {
+		read();
+		for (PendingWork work : this.pending.values()) {
 			if (bound.add(work.contract() + "/" + work.consumer())) {
 				bind(registry, work.contract(), work.consumer());
 			}
@@ -87,22 +124,43 @@ public class A2Metrics implements MeterBinder {
 		return (oldest != null) ? Duration.between(oldest, this.server.clock().instant()).toMillis() / 1000.0 : 0;
 	}
 
-	private synchronized Map<String, PendingWork> current() {
-		Instant now = Instant.now();
-		if (this.readAt.plus(REFRESH).isBefore(now)) {
+	/**
+	 * The values last read; once they are older than the refresh (on the wall clock: a test's virtual
+	 * clock may stand still), they are read again meanwhile.
+	 */
+	private Map<String, PendingWork> current() {
+		if (!this.readAt.plus(this.refresh).isAfter(Instant.now()) && this.reading.compareAndSet(false, true)) {
 			try {
-				Map<String, PendingWork> read = new HashMap<>();
-				for (PendingWork work : this.server.pendingWork()) {
-					read.put(work.contract() + "/" + work.consumer(), work);
-				}
-				this.pending = read;
+				this.reader.execute(() -> {
+					try {
+						read();
+					}
+					finally {
+						this.reading.set(false);
+					}
+				});
 			}
-			catch (RuntimeException ex) {
-				logger.debug("Could not read A2's pending work for its gauges; keeping the last values", ex);
+			catch (RejectedExecutionException ex) {
+				// closed: the application is stopping
+				this.reading.set(false);
 			}
-			this.readAt = now;
 		}
 		return this.pending;
+	}
+
+	private void read() {
+		Instant now = Instant.now();
+		try {
+			Map<String, PendingWork> read = new HashMap<>();
+			for (PendingWork work : this.server.pendingWork()) {
+				read.put(work.contract() + "/" + work.consumer(), work);
+			}
+			this.pending = read;
+		}
+		catch (RuntimeException ex) {
+			logger.debug("Could not read A2's pending work for its gauges; keeping the last values", ex);
+		}
+		this.readAt = now;
 	}
 
 }

@@ -206,13 +206,15 @@ public final class A2WebAutoConfiguration {
 		@Bean
 		@ConditionalOnMissingBean(name = "a2WebMetrics")
 		io.micrometer.core.instrument.binder.MeterBinder a2WebMetrics(LiveConnections connections, SessionFeeds feeds) {
+			// one description for both: Prometheus keeps a name's first, and the socket's was read as the streams'
+			String connectionsDescription = "Open connections to A2 on this instance, by transport: SSE streams or WebSockets";
 			return (registry) -> {
 				io.micrometer.core.instrument.Gauge.builder("a2.web.connections", connections, LiveConnections::streams)
-					.description("Open SSE streams of A2 sessions on this instance")
+					.description(connectionsDescription)
 					.tag("transport", "sse")
 					.register(registry);
 				io.micrometer.core.instrument.Gauge.builder("a2.web.connections", connections, LiveConnections::sockets)
-					.description("Open A2 WebSockets on this instance")
+					.description(connectionsDescription)
 					.tag("transport", "socket")
 					.register(registry);
 				io.micrometer.core.instrument.Gauge.builder("a2.web.stream.buffered", feeds, SessionFeeds::bufferedEvents)

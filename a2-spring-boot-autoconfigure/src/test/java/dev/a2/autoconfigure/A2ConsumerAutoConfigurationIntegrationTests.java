@@ -218,7 +218,8 @@ class A2ConsumerAutoConfigurationIntegrationTests {
 	}
 
 	@Test
-	void whilePostgresIsUnreachableTheEndpointAnswersStoreUnavailableAndHealthIsDown() {
+	@ExtendWith(OutputCaptureExtension.class)
+	void whilePostgresIsUnreachableTheEndpointAnswersStoreUnavailableAndHealthIsDown(CapturedOutput output) {
 		this.runner.withPropertyValues("management.endpoints.web.exposure.include=a2").run((context) -> {
 			A2Endpoint endpoint = context.getBean(A2Endpoint.class);
 			A2HealthIndicator health = context.getBean(A2HealthIndicator.class);
@@ -226,7 +227,13 @@ class A2ConsumerAutoConfigurationIntegrationTests {
 			// over HTTP and JMX alike, in A2's error shape (§11)
 			assertStoreUnavailable(endpoint.overview(null));
 			assertStoreUnavailable(endpoint.part("dead-letters", null, null, null, null, null, null));
-			assertThat(health.health(true).getStatus()).isEqualTo(Status.DOWN);
+			int from = output.length();
+			Health down = health.health(true);
+			assertThat(down.getStatus()).isEqualTo(Status.DOWN);
+			assertThat(down.getDetails()).containsKey("lastSweep")
+				.hasEntrySatisfying("store", (store) -> assertThat(store).asString().startsWith("unreachable: PostgreSQL cannot be reached"));
+			// a probe every few seconds through an outage: not a WARN with a stack trace each time
+			assertThat(output.toString().substring(from)).doesNotContain("A2 health check failed");
 			this.unreachable.set(false);
 			assertThat(health.health(true).getStatus()).isEqualTo(Status.UP);
 			assertThat(endpoint.overview(null).getStatus()).isEqualTo(200);
