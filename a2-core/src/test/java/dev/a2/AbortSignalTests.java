@@ -5,6 +5,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 
+import dev.a2.test.Latches;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -30,7 +31,7 @@ class AbortSignalTests {
 			signal.bind(Thread.currentThread());
 			signal.uninterrupted(() -> {
 				inCall.countDown();
-				awaitUninterruptibly(aborted);
+				Latches.awaitIgnoringInterrupts(aborted);
 				interruptedInCall.set(Thread.currentThread().isInterrupted());
 				return null;
 			});
@@ -57,7 +58,7 @@ class AbortSignalTests {
 		Thread run = new Thread(() -> {
 			signal.bind(Thread.currentThread());
 			bound.countDown();
-			awaitUninterruptibly(aborted);
+			Latches.awaitIgnoringInterrupts(aborted);
 			signal.uninterrupted(() -> {
 				interruptedInCall.set(Thread.currentThread().isInterrupted());
 				return null;
@@ -97,22 +98,6 @@ class AbortSignalTests {
 		run.join(TimeUnit.SECONDS.toMillis(10));
 
 		assertThat(woken).as("the run's blocking call ended").isTrue();
-	}
-
-	private static void awaitUninterruptibly(CountDownLatch latch) {
-		boolean interrupted = false;
-		while (true) {
-			try {
-				latch.await();
-				break;
-			}
-			catch (InterruptedException ex) {
-				interrupted = true;
-			}
-		}
-		if (interrupted) {
-			Thread.currentThread().interrupt();
-		}
 	}
 
 }

@@ -19,6 +19,7 @@ import dev.a2.TestContracts.Note;
 import dev.a2.store.DeadLetter;
 import dev.a2.test.AtOnce;
 import dev.a2.test.HeldRows;
+import dev.a2.test.Latches;
 import io.micrometer.observation.Observation;
 import io.micrometer.observation.tck.TestObservationRegistryAssert;
 import jakarta.validation.constraints.NotBlank;
@@ -182,7 +183,7 @@ class DrainIntegrationTests {
 		Consumer worker = Consumer.builder("chat", "worker").types("message.sent").run((context) -> {
 			if (ran.isEmpty() && firstRunHeld.getCount() > 0) {
 				firstRunHeld.countDown();
-				awaitIgnoringInterrupts(releaseFirstRun);
+				Latches.awaitIgnoringInterrupts(releaseFirstRun);
 			}
 			ran.add(context.session().id());
 			return null;
@@ -1164,7 +1165,7 @@ class DrainIntegrationTests {
 		CountDownLatch done = new CountDownLatch(1);
 		A2Server server = this.support.server(Consumer.builder("chat", "late").types("message.sent").run((context) -> {
 			running.countDown();
-			awaitIgnoringInterrupts(cleared);
+			Latches.awaitIgnoringInterrupts(cleared);
 			try {
 				after.write(context.session());
 			}
@@ -1190,22 +1191,6 @@ class DrainIntegrationTests {
 		}
 		catch (RuntimeException ex) {
 			return ex;
-		}
-	}
-
-	private static void awaitIgnoringInterrupts(CountDownLatch latch) {
-		boolean interrupted = false;
-		while (true) {
-			try {
-				latch.await();
-				break;
-			}
-			catch (InterruptedException ex) {
-				interrupted = true;
-			}
-		}
-		if (interrupted) {
-			Thread.currentThread().interrupt();
 		}
 	}
 

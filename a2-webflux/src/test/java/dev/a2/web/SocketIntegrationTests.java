@@ -1,14 +1,10 @@
 package dev.a2.web;
 
 import java.net.URI;
-import java.sql.Connection;
-import java.sql.DriverManager;
-import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 
-import dev.a2.test.TestPostgres;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -233,20 +229,15 @@ class SocketIntegrationTests {
 	void aStoreFaultOfOneSessionIsAnErrorOfItsSubscriptionAndTheOthersGoOn() throws Exception {
 		try (Instances faulty = new Instances("socket_fault")) {
 			String schema = faulty.schema();
-			// the application reads as a role row security applies to (a superuser bypasses it); a role
-			// that may log in, as on Citus the coordinator connects to the workers as the current role
-			admin("DO $$ BEGIN CREATE ROLE a2_fault_reader; EXCEPTION WHEN duplicate_object THEN NULL; END $$",
-					"ALTER ROLE a2_fault_reader LOGIN",
-					"GRANT USAGE, CREATE ON SCHEMA " + schema + " TO a2_fault_reader");
-			ConfigurableApplicationContext app = faulty.start(ChatApplication.class,
-					"spring.datasource.hikari.connection-init-sql=SET ROLE a2_fault_reader");
+			ReadFaults.allowFaultyRole(schema);
+			ConfigurableApplicationContext app = faulty.start(ChatApplication.class, ReadFaults.READ_AS_FAULTY_ROLE);
 			WebClient client = WebCalls.client(app);
 			WebCalls.push(client, "steady", "first");
 			WebCalls.push(client, "broken", "stored before the fault");
 			client.put().uri("/a2/chat/sessions/broken/presence").contentType(MediaType.APPLICATION_JSON)
 				.bodyValue("{\"participant\":\"ann\",\"values\":{\"typing\":true}}")
 				.retrieve().toBodilessEntity().block(Duration.ofSeconds(30));
-			admin("""
+			ReadFaults.admin("""
 					CREATE FUNCTION SCHEMA.readable(session text) RETURNS boolean LANGUAGE plpgsql AS $f$
 					BEGIN
 					    IF session = 'broken' THEN
@@ -281,16 +272,6 @@ class SocketIntegrationTests {
 				assertThat(socket.closeStatus.get()).as("the socket was closed").isNull();
 				assertThat(socket.received).noneMatch(TestSocket.type("events", "broken"))
 					.noneMatch(TestSocket.type("presence", "broken"));
-			}
-		}
-	}
-
-	private static void admin(String... statements) throws Exception {
-		TestPostgres.Server server = TestPostgres.server();
-		try (Connection connection = DriverManager.getConnection(server.jdbcUrl(), server.username(), server.password());
-				Statement statement = connection.createStatement()) {
-			for (String sql : statements) {
-				statement.execute(sql);
 			}
 		}
 	}

@@ -4,16 +4,13 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.sql.Connection;
-import java.sql.DriverManager;
-import java.sql.Statement;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
-import dev.a2.test.TestPostgres;
+import dev.a2.test.AtOnce;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.context.ConfigurableApplicationContext;
@@ -38,16 +35,13 @@ class StreamStoreFaultIntegrationTests {
 	void aStreamWhoseSessionCanNoLongerBeReadEndsWithACommentAndAWholeResponse() throws Exception {
 		try (Instances instances = new Instances("stream_fault")) {
 			String schema = instances.schema();
-			admin("DO $$ BEGIN CREATE ROLE a2_fault_reader; EXCEPTION WHEN duplicate_object THEN NULL; END $$",
-					"ALTER ROLE a2_fault_reader LOGIN",
-					"GRANT USAGE, CREATE ON SCHEMA " + schema + " TO a2_fault_reader");
-			ConfigurableApplicationContext a = instances.start(ChatApplication.class,
-					"spring.datasource.hikari.connection-init-sql=SET ROLE a2_fault_reader");
+			ReadFaults.allowFaultyRole(schema);
+			ConfigurableApplicationContext a = instances.start(ChatApplication.class, ReadFaults.READ_AS_FAULTY_ROLE);
 			ConfigurableApplicationContext b = instances.start(ChatApplication.class);
 			WebClient pushes = WebCalls.client(b);
 			WebCalls.push(pushes, "broken", "readable");
 			WebCalls.push(pushes, "broken", "unreadable");
-			admin("""
+			ReadFaults.admin("""
 					CREATE FUNCTION SCHEMA.readable(session text, idx bigint) RETURNS boolean LANGUAGE plpgsql AS $f$
 					BEGIN
 					    IF session = 'broken' AND idx >= 2 THEN
@@ -68,22 +62,12 @@ class StreamStoreFaultIntegrationTests {
 			assertThat(response.statusCode()).isEqualTo(200);
 			List<String> lines = new CopyOnWriteArrayList<>();
 			// the whole body, read until the server ends it: a response cut short throws here
-			CompletableFuture.runAsync(() -> response.body().forEach(lines::add)).get(60, TimeUnit.SECONDS);
+			CompletableFuture.runAsync(() -> response.body().forEach(lines::add), AtOnce.threads()).get(60, TimeUnit.SECONDS);
 			assertThat(lines).anySatisfy((line) -> assertThat(line).startsWith("event:state"));
 			assertThat(lines).anySatisfy((line) -> assertThat(line)
 				.startsWith(":session 'broken' could not be read (INTERNAL)")
 				.endsWith(": reconnect to resume"));
 			assertThat(lines).noneMatch((line) -> line.contains("unreadable"));
-		}
-	}
-
-	private static void admin(String... statements) throws Exception {
-		TestPostgres.Server server = TestPostgres.server();
-		try (Connection connection = DriverManager.getConnection(server.jdbcUrl(), server.username(), server.password());
-				Statement statement = connection.createStatement()) {
-			for (String sql : statements) {
-				statement.execute(sql);
-			}
 		}
 	}
 
