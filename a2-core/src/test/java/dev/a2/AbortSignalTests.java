@@ -81,11 +81,13 @@ class AbortSignalTests {
 		AbortSignal signal = new AbortSignal();
 		CountDownLatch bound = new CountDownLatch(1);
 		AtomicBoolean woken = new AtomicBoolean();
+		// a blocking call of the run's own: a wait that only the abort's interrupt ends
+		CountDownLatch never = new CountDownLatch(1);
 		Thread run = new Thread(() -> {
 			signal.bind(Thread.currentThread());
 			bound.countDown();
 			try {
-				Thread.sleep(TimeUnit.MINUTES.toMillis(1));
+				never.await();
 			}
 			catch (InterruptedException ex) {
 				woken.set(true);
