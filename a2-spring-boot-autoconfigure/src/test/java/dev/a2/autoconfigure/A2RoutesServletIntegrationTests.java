@@ -13,10 +13,14 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Flow;
 import java.util.concurrent.atomic.AtomicInteger;
 
+import dev.a2.A2Observations;
 import dev.a2.Contract;
 import dev.a2.Reducer;
 import dev.a2.test.TestPostgres;
 import dev.a2.web.LiveConnections;
+import io.micrometer.observation.Observation;
+import io.micrometer.observation.tck.TestObservationRegistry;
+import io.micrometer.observation.tck.TestObservationRegistryAssert;
 import jakarta.servlet.Filter;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
@@ -104,6 +108,12 @@ class A2RoutesServletIntegrationTests {
 			return new OwnController();
 		}
 
+		/** Records every observation, Spring MVC's of the requests ({@code http.server.requests}) too. */
+		@Bean
+		TestObservationRegistry testObservationRegistry() {
+			return TestObservationRegistry.create();
+		}
+
 		/**
 		 * A filter that writes a header once the chain returned, as Spring Security's
 		 * {@code HeaderWriterFilter} does; asked to ({@code X-Look-After}), it first gives A2 time to
@@ -155,6 +165,9 @@ class A2RoutesServletIntegrationTests {
 
 	@Autowired
 	private LiveConnections live;
+
+	@Autowired
+	private TestObservationRegistry observations;
 
 	private WebTestClient http;
 
@@ -225,6 +238,42 @@ class A2RoutesServletIntegrationTests {
 		this.http.get().uri("/a2/chat/sessions/room-p/presence").exchange()
 			.expectStatus().isOk()
 			.expectBody().jsonPath("$.participants.ann.typing.value").isEqualTo(true);
+	}
+
+	@Test
+	void aPushAndAStreamAreObservedAsChildrenOfTheirRequests() {
+		push(this.http, "room-o", "hi", null).expectStatus().isOk();
+		List<Long> seen = new CopyOnWriteArrayList<>();
+		Disposable stream = stream(this.port, "room-o").subscribe((event) -> seen.addAll(indexes(event)));
+		try {
+			await().atMost(Duration.ofSeconds(20)).until(() -> seen.contains(1L));
+		}
+		finally {
+			stream.dispose();
+		}
+		// A2 answers on threads of its own, where the servlet filter's observation is not open: a tracer
+		// would start a trace for each of them, apart from the request's
+		TestObservationRegistryAssert.assertThat(this.observations).hasHandledContextsThatSatisfy((contexts) -> {
+			assertThat(parentsOf(contexts, A2Observations.PUSH, "room-o")).singleElement()
+				.satisfies((parent) -> assertThat(isRequest(parent, "POST")).as("the push's parent is its request").isTrue());
+			assertThat(parentsOf(contexts, A2Observations.STREAM, "room-o")).singleElement()
+				.satisfies((parent) -> assertThat(isRequest(parent, "GET")).as("the stream's parent is its request").isTrue());
+		});
+	}
+
+	/** The parents of the observations named so of a session (null where one has none). */
+	private static List<Observation.ContextView> parentsOf(List<Observation.Context> contexts, String name, String session) {
+		return contexts.stream()
+			.filter((context) -> context.getName().equals(name)
+					&& context.getHighCardinalityKeyValue(A2Observations.SESSION) != null
+					&& session.equals(context.getHighCardinalityKeyValue(A2Observations.SESSION).getValue()))
+			.map((context) -> (context.getParentObservation() != null) ? context.getParentObservation().getContextView() : null)
+			.toList();
+	}
+
+	private static boolean isRequest(Observation.ContextView observation, String method) {
+		return observation != null && "http.server.requests".equals(observation.getName())
+				&& method.equals(observation.getLowCardinalityKeyValue("method").getValue());
 	}
 
 	@Test

@@ -5,6 +5,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 
+import io.micrometer.observation.Observation;
+import io.micrometer.observation.ObservationRegistry;
 import jakarta.servlet.DispatcherType;
 import jakarta.servlet.ServletException;
 import jakarta.servlet.ServletRequest;
@@ -41,7 +43,16 @@ public final class A2Servlet extends ServletHttpHandlerAdapter {
 	/** The servlet request's principal, read on the container's thread, where Spring Security has it. */
 	static final String CALLER = A2Servlet.class.getName() + ".caller";
 
+	/**
+	 * The observation open on the container's thread as the request reaches the servlet (Spring MVC's
+	 * {@code http.server.requests}, opened by its filter): the parent of what A2's routes observe on
+	 * threads of their own.
+	 */
+	static final String OBSERVATION = A2Servlet.class.getName() + ".observation";
+
 	private final ServletWrites writes;
+
+	private final ObservationRegistry observations;
 
 	/**
 	 * The servlet over A2's parts: the same beans a WebFlux application registers
@@ -50,17 +61,28 @@ public final class A2Servlet extends ServletHttpHandlerAdapter {
 	 */
 	public A2Servlet(RouterFunction<ServerResponse> routes, SimpleUrlHandlerMapping socketMapping,
 			A2WebExceptionHandler exceptionHandler) {
-		this(routes, socketMapping, exceptionHandler, new ServletWrites());
+		this(routes, socketMapping, exceptionHandler, ObservationRegistry.NOOP);
+	}
+
+	/**
+	 * The servlet over A2's parts, its pushes, appends and streams observed as children of the
+	 * request's observation that {@code observations} has open when the request reaches the servlet
+	 * (the observations themselves are made by the registry given to {@link A2Endpoints}).
+	 */
+	public A2Servlet(RouterFunction<ServerResponse> routes, SimpleUrlHandlerMapping socketMapping,
+			A2WebExceptionHandler exceptionHandler, ObservationRegistry observations) {
+		this(routes, socketMapping, exceptionHandler, observations, new ServletWrites());
 	}
 
 	private A2Servlet(RouterFunction<ServerResponse> routes, SimpleUrlHandlerMapping socketMapping,
-			A2WebExceptionHandler exceptionHandler, ServletWrites writes) {
+			A2WebExceptionHandler exceptionHandler, ObservationRegistry observations, ServletWrites writes) {
 		super(WebHttpHandlerBuilder.webHandler(handler(routes, socketMapping))
 			.filter(new ServletCaller())
 			.exceptionHandler(exceptionHandler)
 			.httpHandlerDecorator((handler) -> inApplicationContext(handler, writes))
 			.build());
 		this.writes = writes;
+		this.observations = observations;
 	}
 
 	/** The socket's handshake at its paths, the routes at every other. */
@@ -84,13 +106,17 @@ public final class A2Servlet extends ServletHttpHandlerAdapter {
 	}
 
 	/**
-	 * Reads the caller on the container's thread, where Spring Security's request wrapper finds it: the
-	 * routes run on other threads.
+	 * Reads the caller and the request's observation on the container's thread, where Spring Security's
+	 * request wrapper and Spring MVC's observation filter leave them: the routes run on other threads.
 	 */
 	@Override
 	public void service(ServletRequest request, ServletResponse response) throws ServletException, IOException {
 		if (request instanceof HttpServletRequest http && http.getDispatcherType() == DispatcherType.REQUEST) {
 			request.setAttribute(CALLER, http.getUserPrincipal());
+			Observation observation = this.observations.getCurrentObservation();
+			if (observation != null && !observation.isNoop()) {
+				request.setAttribute(OBSERVATION, observation);
+			}
 		}
 		super.service(request, response);
 	}

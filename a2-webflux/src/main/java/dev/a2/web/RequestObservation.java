@@ -18,9 +18,13 @@ final class RequestObservation {
 	private RequestObservation() {
 	}
 
-	/** The request's observation, or {@code null} when the server observes no requests. */
+	/**
+	 * The request's observation, or {@code null} when the server observes no requests (WebFlux then
+	 * keeps a no-op one, which would hide the thread's own from A2's observations).
+	 */
 	static @Nullable Observation of(ContextView context) {
-		return context.getOrDefault(ObservationThreadLocalAccessor.KEY, null);
+		Observation observation = context.getOrDefault(ObservationThreadLocalAccessor.KEY, null);
+		return (observation == null || observation.isNoop()) ? null : observation;
 	}
 
 	/** Runs {@code work} with {@code observation} open on this thread, when there is one. */
