@@ -36,6 +36,7 @@ import org.springframework.ai.chat.model.ChatModel;
 import org.springframework.ai.chat.model.ChatResponse;
 import org.springframework.ai.chat.model.Generation;
 import org.springframework.ai.chat.prompt.Prompt;
+import org.springframework.boot.WebApplicationType;
 import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.boot.web.server.context.WebServerApplicationContext;
 import org.springframework.context.ConfigurableApplicationContext;
@@ -150,6 +151,7 @@ final class AiBenchmarks {
 	private void latency(Table table) {
 		System.setProperty("org.springframework.boot.logging.LoggingSystem", "none");
 		try (ConfigurableApplicationContext app = new SpringApplicationBuilder(BenchApplication.class, AiApplication.class)
+			.web(WebApplicationType.REACTIVE)
 			.properties("server.port=0", "spring.datasource.url=" + this.jdbcUrl, "spring.datasource.username=postgres",
 					"spring.datasource.hikari.maximum-pool-size=24", "a2.store.initialize-schema=never",
 					"spring.main.banner-mode=off")

@@ -71,7 +71,7 @@ final class BaselinePush {
 			.flatMap((stored) -> ServerResponse.ok().bodyValue(stored));
 	}
 
-	private Stored insert(String session, Item event) {
+	Stored insert(String session, Item event) {
 		String id = (event.id() != null) ? event.id() : UUID.randomUUID().toString();
 		long seq = this.jdbc.sql(INSERT)
 			.params(session, id, event.type(), this.json.writeValueAsString(event.payload()))

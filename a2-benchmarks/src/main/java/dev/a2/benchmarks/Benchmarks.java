@@ -108,6 +108,9 @@ public final class Benchmarks {
 			if (wanted(args, "web")) {
 				new WebBenchmarks(url).run(table);
 			}
+			if (wanted(args, "mvc")) {
+				new WebBenchmarks(url).runMvc(table);
+			}
 			Table axon = new Table(String.format(Locale.ROOT,
 					"A2 beside Axon Framework %s (JdbcEventStorageEngine, JdbcTokenStore) on the same database, %d writers, median of %d rounds",
 					AxonBenchmarks.VERSION, WRITERS, ROUNDS), "Axon");

@@ -39,12 +39,26 @@ final class PlainHttpClient implements AutoCloseable {
 		this.out.flush();
 		String status = line();
 		int length = 0;
+		boolean chunked = false;
 		for (String header = line(); !header.isEmpty(); header = line()) {
 			if (header.regionMatches(true, 0, "content-length:", 0, 15)) {
 				length = Integer.parseInt(header.substring(15).trim());
 			}
+			else if (header.regionMatches(true, 0, "transfer-encoding:", 0, 18)) {
+				chunked = header.substring(18).trim().equalsIgnoreCase("chunked");
+			}
 		}
-		this.in.readNBytes(length);
+		if (chunked) {
+			// Tomcat chunks an answer of unknown length (a Spring MVC controller's JSON)
+			for (int chunk = Integer.parseInt(line(), 16); chunk > 0; chunk = Integer.parseInt(line(), 16)) {
+				this.in.readNBytes(chunk);
+				line();
+			}
+			line();
+		}
+		else {
+			this.in.readNBytes(length);
+		}
 		return Integer.parseInt(status.substring(9, 12));
 	}
 

@@ -26,6 +26,7 @@ import reactor.netty.resources.ConnectionProvider;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 
+import org.springframework.boot.WebApplicationType;
 import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.boot.web.server.context.WebServerApplicationContext;
 import org.springframework.context.ConfigurableApplicationContext;
@@ -52,6 +53,10 @@ final class WebBenchmarks {
 
 	private static final String TEXT = "a message of a typical length for a chat";
 
+	private static final String WEBFLUX_BASELINE = "hand-written WebFlux route, JdbcClient insert in auto-commit";
+
+	private static final String MVC_BASELINE = "hand-written MVC controller, JdbcClient insert in auto-commit";
+
 	private final String jdbcUrl;
 
 	/** The CPU of this JVM and of the benchmark's PostgreSQL, per push. */
@@ -73,13 +78,25 @@ final class WebBenchmarks {
 		try (ConfigurableApplicationContext a = start()) {
 			// a single instance sends no notices to others (nobody listens): what one server pays
 			pushBesideBaseline(table, port(a), this.cpu,
-					System.getProperty("a2.bench.push.connections", "4,16,64,256"), ", one instance");
+					System.getProperty("a2.bench.push.connections", "4,16,64,256"), ", one instance", WEBFLUX_BASELINE);
 			try (ConfigurableApplicationContext b = start()) {
 				runWithTwoInstances(table, a, b, connections);
 			}
 		}
 		finally {
 			connections.dispose();
+		}
+	}
+
+	/**
+	 * The same application as a Spring MVC one on Tomcat ({@link MvcBenchApplication}): A2's push through
+	 * the servlet the starter mounts, beside an annotated controller doing the same insert.
+	 */
+	void runMvc(Table table) throws Exception {
+		System.setProperty("org.springframework.boot.logging.LoggingSystem", "none");
+		try (ConfigurableApplicationContext mvc = start(MvcBenchApplication.class, WebApplicationType.SERVLET)) {
+			pushBesideBaseline(table, port(mvc), this.cpu, System.getProperty("a2.bench.push.connections.mvc", "4,64"),
+					", Spring MVC on Tomcat", MVC_BASELINE);
 		}
 	}
 
@@ -90,7 +107,8 @@ final class WebBenchmarks {
 		A2Server server = a.getBean(A2Server.class);
 		// the other instance listens, so every push is told to it as well
 		pushBesideBaseline(table, port(a), this.cpu,
-				System.getProperty("a2.bench.push.connections.two-instances", "4,64"), ", a second instance listening");
+				System.getProperty("a2.bench.push.connections.two-instances", "4,64"), ", a second instance listening",
+				WEBFLUX_BASELINE);
 		table.row("push over HTTP, 1 event per request, keep-alive (events/s) [baseline: session.append in the same server]",
 				Benchmarks.compare((stop, w) -> pushes(port(a), "push-" + this.sessions.incrementAndGet(), stop),
 						(stop, w) -> appends(server.session("bench", "append-" + this.sessions.incrementAndGet()), stop)));
@@ -104,8 +122,8 @@ final class WebBenchmarks {
 	 * A2's push beside the hand-written route ({@link BaselinePush}) in the same server, at each number
 	 * of connections: a warm-up of each, then rounds A2, baseline, baseline, A2 (the mean of each side).
 	 */
-	private static void pushBesideBaseline(Table table, int port, ProcessCpu cpu, String settings, String instances)
-			throws Exception {
+	private static void pushBesideBaseline(Table table, int port, ProcessCpu cpu, String settings, String instances,
+			String baselineName) throws Exception {
 		int seconds = Integer.getInteger("a2.bench.push.seconds", 10);
 		int rounds = Integer.getInteger("a2.bench.push.rounds", 2);
 		PushLoad load = new PushLoad(port, PUSH_SESSIONS, cpu);
@@ -126,7 +144,7 @@ final class WebBenchmarks {
 			double a2P50 = mean(a2Results, PushLoad.Result::p50Millis);
 			double baselineP50 = mean(baselineResults, PushLoad.Result::p50Millis);
 			table.row("push over HTTP (" + load.tool() + "), " + connections + " connections, " + PUSH_SESSIONS
-					+ " sessions" + instances + " (pushes/s) [baseline: hand-written WebFlux route, JdbcClient insert in auto-commit]",
+					+ " sessions" + instances + " (pushes/s) [baseline: " + baselineName + "]",
 					new double[] { mean(a2Results, PushLoad.Result::rate), mean(baselineResults, PushLoad.Result::rate) });
 			table.row("  the same, p50 / p99 latency (ms) [ratio: baseline's p50 over A2's]",
 					String.format(Locale.ROOT, "%.2f / %.2f", a2P50, mean(a2Results, PushLoad.Result::p99Millis)),
@@ -302,7 +320,11 @@ final class WebBenchmarks {
 	}
 
 	private ConfigurableApplicationContext start() {
-		return new SpringApplicationBuilder(BenchApplication.class).properties("server.port=0",
+		return start(BenchApplication.class, WebApplicationType.REACTIVE);
+	}
+
+	private ConfigurableApplicationContext start(Class<?> application, WebApplicationType type) {
+		return new SpringApplicationBuilder(application).web(type).properties("server.port=0",
 				"spring.datasource.url=" + this.jdbcUrl, "spring.datasource.username=postgres",
 				"spring.datasource.hikari.maximum-pool-size=24", "a2.store.initialize-schema=never", "spring.main.banner-mode=off")
 			.run();

@@ -227,9 +227,20 @@ final class ServletWrites implements AutoCloseable {
 		};
 	}
 
+	/**
+	 * Stops the threads and waits for them to end (a write never waits, so they end at once): the servlet
+	 * container looks for threads the application left running as soon as the servlet is destroyed, and
+	 * Tomcat warns of each as a likely leak.
+	 */
 	@Override
 	public void close() {
 		this.executor.shutdown();
+		try {
+			this.executor.awaitTermination(10, TimeUnit.SECONDS);
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+		}
 	}
 
 }
