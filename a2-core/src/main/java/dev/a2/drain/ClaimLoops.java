@@ -117,15 +117,22 @@ final class ClaimLoops {
 		}
 		while (true) {
 			LoopState state = this.loopStates.computeIfAbsent(key, (k) -> new LoopState());
+			boolean ended;
 			synchronized (state) {
-				if (state.removed) {
-					continue;
+				ended = state.removed;
+				if (!ended) {
+					if (state.running) {
+						state.again = true;
+						return;
+					}
+					state.running = true;
 				}
-				if (state.running) {
-					state.again = true;
-					return;
-				}
-				state.running = true;
+			}
+			if (ended) {
+				// its loop has ended and is on its way out of the map (stopping its observation first): take
+				// it out here, or this thread would spin until then
+				this.loopStates.remove(key, state);
+				continue;
 			}
 			try {
 				this.loops.execute(() -> loop(key, state, woken));
