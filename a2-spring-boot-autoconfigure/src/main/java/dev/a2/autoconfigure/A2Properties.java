@@ -594,7 +594,8 @@ public class A2Properties implements InitializingBean {
 		private int maxSubscriptionsPerSocket = 100;
 
 		/**
-		 * Threads that run the endpoints' store calls (JDBC blocks, so never on an event loop).
+		 * Threads that run the endpoints' store calls (JDBC blocks, so never on an event loop). In a Spring MVC
+		 * application a push runs on the container's thread instead.
 		 */
 		private int storeThreads = 32;
 

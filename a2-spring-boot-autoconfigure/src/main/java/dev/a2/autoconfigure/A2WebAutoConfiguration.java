@@ -161,11 +161,11 @@ public final class A2WebAutoConfiguration {
 
 		@Bean
 		@ConditionalOnMissingBean(name = "a2Servlet")
-		ServletRegistrationBean<A2Servlet> a2Servlet(RouterFunction<ServerResponse> a2RouterFunction,
-				SimpleUrlHandlerMapping a2SocketMapping, A2WebExceptionHandler a2WebExceptionHandler,
-				A2Properties properties, ObjectProvider<ObservationRegistry> observations) {
+		ServletRegistrationBean<A2Servlet> a2Servlet(A2Routes a2Routes, SimpleUrlHandlerMapping a2SocketMapping,
+				A2WebExceptionHandler a2WebExceptionHandler, A2Properties properties,
+				ObjectProvider<ObservationRegistry> observations) {
 			String basePath = StringUtils.trimTrailingCharacter(properties.getWeb().getBasePath(), '/');
-			ServletRegistrationBean<A2Servlet> servlet = new ServletRegistrationBean<>(new A2Servlet(a2RouterFunction,
+			ServletRegistrationBean<A2Servlet> servlet = new ServletRegistrationBean<>(new A2Servlet(a2Routes,
 					a2SocketMapping, a2WebExceptionHandler, observations.getIfUnique(() -> ObservationRegistry.NOOP)),
 					basePath + "/*");
 			servlet.setName("a2Servlet");

@@ -365,6 +365,65 @@ class A2RoutesServletIntegrationTests {
 	 * that thread, which Reactor had interrupted; the connection closed before the answer (a run in a few
 	 * hundred on a busy machine).
 	 */
+	/**
+	 * The servlet serves a push on the container's thread, apart from the routes: each way a push can
+	 * be wrong is answered as the routes answer it, and stores nothing.
+	 */
+	@Test
+	void aWrongPushIsAnsweredAsByTheRoutes() throws Exception {
+		HttpClient client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+		String event = "{\"events\":[{\"type\":\"message.sent\",\"payload\":{\"text\":\"hi\",\"author\":\"ann\"}}]}";
+		// a chunked body has no length to refuse it by: it is refused as it passes the limit
+		String large = "{\"events\":[{\"type\":\"message.sent\",\"payload\":{\"text\":\"" + "x".repeat(1024 * 1024)
+				+ "\",\"author\":\"ann\"}}]}";
+		HttpResponse<String> chunked = client.send(HttpRequest.newBuilder(uri("/a2/chat/sessions/room-wrong/events"))
+			.header("Content-Type", "application/json")
+			.POST(HttpRequest.BodyPublishers.ofInputStream(() -> new java.io.ByteArrayInputStream(large.getBytes())))
+			.build(), HttpResponse.BodyHandlers.ofString());
+		assertThat(chunked.statusCode()).isEqualTo(413);
+		assertThat(errorCode(chunked)).isEqualTo("PAYLOAD_TOO_LARGE");
+		assertThat(send(client, "/a2/nope/sessions/room-wrong/events", "application/json", event))
+			.isEqualTo("404 UNKNOWN_CONTRACT");
+		assertThat(send(client, "/a2/chat/sessions/room%20wrong/events", "application/json", event))
+			.isEqualTo("400 INVALID_PAYLOAD");
+		assertThat(send(client, "/a2/chat/sessions/room-wrong;x/events", "application/json", event))
+			.isEqualTo("400 INVALID_PAYLOAD");
+		assertThat(send(client, "/a2/chat/sessions/room-wrong/events", "application/json", "")).isEqualTo("400 INVALID_PAYLOAD");
+		assertThat(send(client, "/a2/chat/sessions/room-wrong/events", "application/json", "{\"events\":[")).isEqualTo("400 INVALID_PAYLOAD");
+		assertThat(send(client, "/a2/chat/sessions/room-wrong/events", "application/json; charset=utf-8", "{\"events\":[],\"more\":1}"))
+			.isEqualTo("400 INVALID_PAYLOAD");
+		// a content type that does not parse (the routes answered it 500 INTERNAL, with an ERROR in the log)
+		assertThat(send(client, "/a2/chat/sessions/room-wrong/events", "application/", event)).isEqualTo("400 INVALID_PAYLOAD");
+		this.http.get().uri("/a2/chat/sessions/room-wrong/events").exchange()
+			.expectStatus().isOk()
+			.expectBody().jsonPath("$.head").isEqualTo(0);
+		// and a push with presence is stored with it
+		assertThat(send(client, "/a2/chat/sessions/room-wrong/events", "application/json",
+				event.replace("]}", "],\"presence\":{\"participant\":\"ann\",\"values\":{\"typing\":true}}}")))
+			.isEqualTo("200 ");
+		this.http.get().uri("/a2/chat/sessions/room-wrong/presence").exchange()
+			.expectStatus().isOk()
+			.expectBody().jsonPath("$.participants.ann.typing.value").isEqualTo(true);
+	}
+
+	private URI uri(String path) {
+		return URI.create("http://localhost:" + this.port + path);
+	}
+
+	/** The status and the error code of a POST's answer ("200 " when it has none). */
+	private String send(HttpClient client, String path, String type, String body) throws Exception {
+		HttpResponse<String> response = client.send(HttpRequest.newBuilder(uri(path))
+			.header("Content-Type", type)
+			.POST(HttpRequest.BodyPublishers.ofString(body))
+			.build(), HttpResponse.BodyHandlers.ofString());
+		return response.statusCode() + " " + errorCode(response);
+	}
+
+	private static String errorCode(HttpResponse<String> response) {
+		JsonNode error = json.readTree(response.body()).path("error");
+		return error.path("code").asString("");
+	}
+
 	@Test
 	void refusalsOneAfterAnotherEachGetTheirAnswer() {
 		for (int i = 0; i < 200; i++) {

@@ -104,6 +104,11 @@ public final class A2Routes {
 			.build();
 	}
 
+	/** The push route's work, for {@link A2Servlet} to serve a push on the container's thread. */
+	ServletPush servletPush() {
+		return new ServletPush(this.sessions, this.wire);
+	}
+
 	/** Handlers check their path and parameters before any store call: what they throw answers as an error. */
 	private HandlerFunction<ServerResponse> deferred(HandlerFunction<ServerResponse> handler) {
 		return (request) -> Mono.defer(() -> {

@@ -12,6 +12,8 @@ import jakarta.servlet.ServletException;
 import jakarta.servlet.ServletRequest;
 import jakarta.servlet.ServletResponse;
 import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+import org.jspecify.annotations.Nullable;
 
 import org.springframework.http.server.PathContainer;
 import org.springframework.http.server.reactive.HttpHandler;
@@ -54,6 +56,9 @@ public final class A2Servlet extends ServletHttpHandlerAdapter {
 
 	private final ObservationRegistry observations;
 
+	/** Serves pushes on the container's thread; {@code null}: they go through the routes too. */
+	private final @Nullable ServletPush push;
+
 	/**
 	 * The servlet over A2's parts: the same beans a WebFlux application registers
 	 * ({@link A2Endpoints#routerFunction()}, {@link A2Endpoints#socketMapping()},
@@ -71,11 +76,24 @@ public final class A2Servlet extends ServletHttpHandlerAdapter {
 	 */
 	public A2Servlet(RouterFunction<ServerResponse> routes, SimpleUrlHandlerMapping socketMapping,
 			A2WebExceptionHandler exceptionHandler, ObservationRegistry observations) {
-		this(routes, socketMapping, exceptionHandler, observations, new ServletWrites());
+		this(routes, null, socketMapping, exceptionHandler, observations, new ServletWrites());
 	}
 
-	private A2Servlet(RouterFunction<ServerResponse> routes, SimpleUrlHandlerMapping socketMapping,
-			A2WebExceptionHandler exceptionHandler, ObservationRegistry observations, ServletWrites writes) {
+	/**
+	 * The servlet over A2's routes, which serves a push on the container's thread, from the body to the
+	 * answer, as a Spring MVC controller would: a push is the request a busy application serves most, and
+	 * the reactive adapter's asynchronous request and hand-offs between threads cost it more CPU than its
+	 * own work (on Tomcat 0.46 ms of the JVM's CPU per push in all, against 0.17–0.19 served on the
+	 * container's thread). Every other request goes through the adapter as above.
+	 */
+	public A2Servlet(A2Routes routes, SimpleUrlHandlerMapping socketMapping, A2WebExceptionHandler exceptionHandler,
+			ObservationRegistry observations) {
+		this(routes.routes(), routes.servletPush(), socketMapping, exceptionHandler, observations, new ServletWrites());
+	}
+
+	private A2Servlet(RouterFunction<ServerResponse> routes, @Nullable ServletPush push,
+			SimpleUrlHandlerMapping socketMapping, A2WebExceptionHandler exceptionHandler,
+			ObservationRegistry observations, ServletWrites writes) {
 		super(WebHttpHandlerBuilder.webHandler(handler(routes, socketMapping))
 			.filter(new ServletCaller())
 			.exceptionHandler(exceptionHandler)
@@ -83,6 +101,7 @@ public final class A2Servlet extends ServletHttpHandlerAdapter {
 			.build());
 		this.writes = writes;
 		this.observations = observations;
+		this.push = push;
 	}
 
 	/** The socket's handshake at its paths, the routes at every other. */
@@ -112,6 +131,9 @@ public final class A2Servlet extends ServletHttpHandlerAdapter {
 	@Override
 	public void service(ServletRequest request, ServletResponse response) throws ServletException, IOException {
 		if (request instanceof HttpServletRequest http && http.getDispatcherType() == DispatcherType.REQUEST) {
+			if (this.push != null && response instanceof HttpServletResponse answer && this.push.serve(http, answer)) {
+				return;
+			}
 			request.setAttribute(CALLER, http.getUserPrincipal());
 			Observation observation = this.observations.getCurrentObservation();
 			if (observation != null && !observation.isNoop()) {

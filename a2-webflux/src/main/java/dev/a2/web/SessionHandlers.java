@@ -26,6 +26,8 @@ import tools.jackson.databind.JsonNode;
 
 import org.springframework.core.io.buffer.DataBuffer;
 import org.springframework.core.io.buffer.DataBufferUtils;
+import org.springframework.http.HttpHeaders;
+import org.springframework.http.InvalidMediaTypeException;
 import org.springframework.http.MediaType;
 import org.springframework.http.ReactiveHttpOutputMessage;
 import org.springframework.web.reactive.function.BodyInserter;
@@ -56,18 +58,24 @@ final class SessionHandlers {
 	Mono<ServerResponse> push(ServerRequest request) {
 		String contract = contract(request);
 		String id = sessionId(request);
-		return body(request).flatMap((body) -> json(request, (caller) -> {
-			JsonNode envelope = this.wire.readObject(body, "the body");
-			Wire.onlyMembers(envelope, "the body", Wire.PUSH_MEMBERS);
-			List<NewEvent> events = this.wire.readEvents(envelope);
-			PresenceWrite presence = PresenceWrites.read(envelope.get("presence"), caller, "presence.");
-			Session session = this.access.open(caller, A2Access.push(contract, id, events, presence));
-			List<Event> stored = Observation.createNotStarted(A2Observations.PUSH, this.observations)
-				.lowCardinalityKeyValue(A2Observations.CONTRACT, session.contract().name())
-				.highCardinalityKeyValue(A2Observations.SESSION, session.id())
-				.observe(() -> session.append(events, presence));
-			return this.wire.pushed(stored);
-		}));
+		return body(request).flatMap((body) -> json(request, (caller) -> push(caller, contract, id, body)));
+	}
+
+	/**
+	 * Authorizes and stores a push of {@code body} to the session, on the calling thread, and answers the
+	 * stored events' JSON: the work of the push route, and of {@link ServletPush} on a servlet's thread.
+	 */
+	String push(@Nullable Principal caller, String contract, String id, byte[] body) {
+		JsonNode envelope = this.wire.readObject(body, "the body");
+		Wire.onlyMembers(envelope, "the body", Wire.PUSH_MEMBERS);
+		List<NewEvent> events = this.wire.readEvents(envelope);
+		PresenceWrite presence = PresenceWrites.read(envelope.get("presence"), caller, "presence.");
+		Session session = this.access.open(caller, A2Access.push(contract, id, events, presence));
+		List<Event> stored = Observation.createNotStarted(A2Observations.PUSH, this.observations)
+			.lowCardinalityKeyValue(A2Observations.CONTRACT, session.contract().name())
+			.highCardinalityKeyValue(A2Observations.SESSION, session.id())
+			.observe(() -> session.append(events, presence));
+		return this.wire.pushed(stored);
 	}
 
 	Mono<ServerResponse> history(ServerRequest request) {
@@ -163,14 +171,11 @@ final class SessionHandlers {
 	 * cover A2's routes.
 	 */
 	private Mono<byte[]> body(ServerRequest request) {
-		MediaType type = request.headers().contentType().orElse(null);
-		if (!isJson(type)) {
-			return Mono.error(new A2Exception(ErrorCode.INVALID_PAYLOAD, "the body must be sent as Content-Type: "
-					+ "application/json, was " + ((type != null) ? "'" + type + "'" : "none")));
+		try {
+			checkBody(request.headers().firstHeader(HttpHeaders.CONTENT_TYPE), request.headers().contentLength().orElse(-1));
 		}
-		long length = request.headers().contentLength().orElse(-1);
-		if (length > this.wire.limits().maxBytes()) {
-			return Mono.error(this.wire.tooLarge("the body", length));
+		catch (A2Exception ex) {
+			return Mono.error(ex);
 		}
 		return DataBufferUtils.join(request.bodyToFlux(DataBuffer.class), this.wire.limits().maxBytes())
 			.map((buffer) -> {
@@ -180,6 +185,31 @@ final class SessionHandlers {
 				return bytes;
 			})
 			.defaultIfEmpty(new byte[0]);
+	}
+
+	/**
+	 * Refuses a body not sent as JSON, or one its {@code Content-Length} ({@code -1}: none) puts over the
+	 * push limit, before any of it is read.
+	 */
+	void checkBody(@Nullable String contentType, long length) {
+		if (!isJson(mediaType(contentType))) {
+			throw new A2Exception(ErrorCode.INVALID_PAYLOAD, "the body must be sent as Content-Type: "
+					+ "application/json, was " + ((contentType != null) ? "'" + contentType + "'" : "none"));
+		}
+		if (length > this.wire.limits().maxBytes()) {
+			throw this.wire.tooLarge("the body", length);
+		}
+	}
+
+	/** The type a {@code Content-Type} header names; {@code null} for none, or one that does not parse. */
+	private static @Nullable MediaType mediaType(@Nullable String contentType) {
+		try {
+			return (contentType != null) ? MediaType.parseMediaType(contentType) : null;
+		}
+		catch (InvalidMediaTypeException ex) {
+			// a route's failure not A2's, answered as internal (500) before
+			return null;
+		}
 	}
 
 	/** {@code application/json} or a JSON type such as {@code application/problem+json}, with any parameters. */

@@ -327,6 +327,15 @@ class HostileInputIntegrationTests {
 			socket.getOutputStream().flush();
 			assertThat(rawStatusLine(socket.getInputStream())).contains(" 400 ");
 		}
+		// a type that does not parse was a failure of the route's, answered 500 with an ERROR in the log
+		String unparsable = "POST /a2/chat/sessions/typed/events HTTP/1.1\r\nHost: a2\r\nContent-Type: application/\r\n"
+				+ "Content-Length: " + push.getBytes(StandardCharsets.UTF_8).length + "\r\n\r\n" + push;
+		try (Socket socket = new Socket("127.0.0.1", this.port)) {
+			socket.setSoTimeout(60_000);
+			socket.getOutputStream().write(unparsable.getBytes(StandardCharsets.UTF_8));
+			socket.getOutputStream().flush();
+			assertThat(rawStatusLine(socket.getInputStream())).contains(" 400 ");
+		}
 		assertNothingStored(this.http, "typed");
 		assertThat(this.http.get().uri("/a2/chat/sessions/typed/presence").exchange().expectBody(String.class)
 			.returnResult().getResponseBody()).isEqualTo("{\"participants\":{}}");
