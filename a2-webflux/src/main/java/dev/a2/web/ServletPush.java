@@ -59,11 +59,8 @@ final class ServletPush {
 					match.getUriVariables().get("session"), body);
 			status = 200;
 		}
-		catch (IOException ex) {
-			// the client went away mid-body: nobody to answer
-			throw ex;
-		}
 		catch (RuntimeException ex) {
+			// an IOException (the client went away mid-body) is the container's: nobody is left to answer
 			A2Exception error = WebErrors.asA2(ex, this.wire);
 			json = this.wire.error(error.code(), String.valueOf(error.getMessage()));
 			status = error.code().httpStatus();
