@@ -1,7 +1,7 @@
 package dev.a2.web;
 
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.LinkedTransferQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -65,8 +65,10 @@ final class ServletWrites implements AutoCloseable {
 	ServletWrites() {
 		AtomicInteger threads = new AtomicInteger();
 		// one queued task at most per response (a publishOn drains its queue in one task), so the queue
-		// is bounded by the open connections
-		this.executor = new ThreadPoolExecutor(THREADS, THREADS, 60, TimeUnit.SECONDS, new LinkedBlockingQueue<>(),
+		// is bounded by the open connections; a lock-free queue, as tasks are handed in from non-blocking
+		// threads (a stream's ping on Reactor's parallel scheduler): a LinkedBlockingQueue's lock, contended
+		// by 200 streams pinging at once, parked such a thread (BlockHound failed the stream)
+		this.executor = new ThreadPoolExecutor(THREADS, THREADS, 60, TimeUnit.SECONDS, new LinkedTransferQueue<>(),
 				(task) -> {
 					Thread thread = new Thread(task, "a2-servlet-write-" + threads.incrementAndGet());
 					thread.setDaemon(true);
