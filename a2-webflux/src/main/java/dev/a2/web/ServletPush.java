@@ -62,6 +62,7 @@ final class ServletPush {
 		catch (RuntimeException ex) {
 			// an IOException (the client went away mid-body) is the container's: nobody is left to answer
 			A2Exception error = WebErrors.asA2(ex, this.wire);
+			discardUnread(request.getInputStream());
 			json = this.wire.error(error.code(), String.valueOf(error.getMessage()));
 			status = error.code().httpStatus();
 		}
@@ -71,6 +72,25 @@ final class ServletPush {
 		response.setContentLength(bytes.length);
 		response.getOutputStream().write(bytes);
 		return true;
+	}
+
+	/**
+	 * Reads what is left of a refused push's body, up to the push limit, before the error answers, as the
+	 * routes do: Jetty closes a connection whose request body was left unread as it answers, and a client
+	 * still sending it met the close before the answer (a 1 MB push refused by its length).
+	 */
+	private void discardUnread(InputStream in) {
+		try {
+			long left = this.wire.limits().maxBytes();
+			byte[] buffer = new byte[8192];
+			int read;
+			while (left > 0 && (read = in.read(buffer, 0, (int) Math.min(buffer.length, left))) >= 0) {
+				left -= read;
+			}
+		}
+		catch (IOException ex) {
+			// the client is gone: the answer finds out
+		}
 	}
 
 	/** The body, refused as too large as soon as it passes the push limit (a chunked body has no length to check first). */
