@@ -2,7 +2,9 @@ package dev.a2;
 
 import java.util.Comparator;
 import java.util.List;
+import java.util.Set;
 
+import jakarta.validation.ConstraintViolation;
 import jakarta.validation.Validator;
 
 /**
@@ -20,8 +22,11 @@ public final class BeanValidationPayloadValidator implements PayloadValidator {
 
 	@Override
 	public List<Violation> validate(Object payload) {
-		return this.validator.validate(payload)
-			.stream()
+		Set<ConstraintViolation<Object>> violations = this.validator.validate(payload);
+		if (violations.isEmpty()) {
+			return List.of();
+		}
+		return violations.stream()
 			.map((violation) -> new Violation(violation.getPropertyPath().toString(), violation.getMessage()))
 			.sorted(Comparator.comparing(Violation::path))
 			.toList();

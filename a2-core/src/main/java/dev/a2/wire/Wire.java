@@ -210,7 +210,7 @@ public final class Wire {
 			json.writeName("events");
 			json.writeStartArray();
 			for (Event event : events) {
-				writeEvent(json, event.index(), event.id(), event.type(), event.createdAt().toString(), event.cause());
+				writeEvent(json, event.index(), event.id(), event.type(), IsoInstants.format(event.createdAt()), event.cause());
 				json.writeName("payload");
 				json.writePOJO(event.payload());
 				json.writeEndObject();
@@ -344,7 +344,7 @@ public final class Wire {
 	public void writeStored(JsonGenerator json, List<StoredEvent> events) {
 		json.writeStartArray();
 		for (StoredEvent event : events) {
-			writeEvent(json, event.index(), event.id(), event.type(), event.createdAt().toString(), event.cause());
+			writeEvent(json, event.index(), event.id(), event.type(), IsoInstants.format(event.createdAt()), event.cause());
 			json.writeName("payload");
 			json.writeRawValue(event.payload());
 			json.writeEndObject();

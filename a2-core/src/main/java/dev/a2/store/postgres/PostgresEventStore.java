@@ -34,7 +34,9 @@ import org.jspecify.annotations.Nullable;
 import org.springframework.dao.DuplicateKeyException;
 import org.springframework.dao.support.DataAccessUtils;
 import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.jdbc.core.PreparedStatementSetter;
 import org.springframework.jdbc.core.RowMapper;
+import org.springframework.jdbc.core.SqlParameterValue;
 import org.springframework.jdbc.core.namedparam.MapSqlParameterSource;
 import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
@@ -113,6 +115,10 @@ public final class PostgresEventStore implements EventStore {
 			       coalesce(CAST(:createdAt AS timestamptz), now()), head.clear_index
 			FROM head
 			RETURNING idx, created_at, clear_index""");
+
+	/** Its values in this order; it answers {@code idx, created_at, clear_index}, read by place. */
+	private static final PositionalSql.Binding APPEND_SINGLE_BINDING = APPEND_SINGLE.binding("contract", "session",
+			"clearIndex", "id", "type", "payload", "createdAt");
 
 	private static final String WORK = """
 			, work AS (
@@ -555,15 +561,12 @@ public final class PostgresEventStore implements EventStore {
 	/** Runs {@link #APPEND_SINGLE}. */
 	private List<StoredEvent> insertSingle(String contract, String session, EventToStore event,
 			@Nullable Integer clearIndex) {
-		MapSqlParameterSource parameters = new MapSqlParameterSource().addValue("contract", contract)
-			.addValue("session", session)
-			.addValue("clearIndex", clearIndex, Types.INTEGER)
-			.addValue("id", event.id())
-			.addValue("type", event.type())
-			.addValue("payload", event.payload())
-			.addValue("createdAt", createdAt(), Types.TIMESTAMP_WITH_TIMEZONE);
-		List<StoredEvent> stored = this.template.query(APPEND_SINGLE.sql(), (rs, row) -> storedFrom(rs, event),
-				APPEND_SINGLE.values(parameters));
+		PreparedStatementSetter values = APPEND_SINGLE_BINDING.setter(contract, session,
+				new SqlParameterValue(Types.INTEGER, clearIndex), event.id(), event.type(), event.payload(),
+				new SqlParameterValue(Types.TIMESTAMP_WITH_TIMEZONE, createdAt()));
+		List<StoredEvent> stored = this.template.query(APPEND_SINGLE.sql(), values,
+				(rs, row) -> new Inserted(rs.getLong(1), rs.getObject(2, OffsetDateTime.class).toInstant(), rs.getInt(3))
+					.of(event));
 		if (stored.isEmpty() && clearIndex != null) {
 			throw clearedSince(session, clearIndex, "appends");
 		}
