@@ -122,7 +122,8 @@ public final class A2Routes {
 	}
 
 	/**
-	 * Reads what is left of a refused request's body, up to the push limit, before the error answers.
+	 * Reads what is left of a refused request's body, up to its bound ({@link #unreadBodyBound(long)}),
+	 * before the error answers.
 	 * Reactor Netty 1.3 stops reading a keep-alive connection when the next request arrives before the
 	 * refused one's body was read (reactor/reactor-netty#4361): the client's next request on it would hang.
 	 * A body already read, or cut off at the limit, cannot be subscribed again; that is not an error here.
@@ -145,14 +146,28 @@ public final class A2Routes {
 	}
 
 	/**
-	 * Reads and releases a body up to {@code maxBytes}, then stops. Not
+	 * The least of a refused body that is read before the answer, whatever the push limit: Tomcat's own
+	 * ({@code maxSwallowSize}). Jetty closes the connection of an answer whose request's body was left
+	 * unread, without saying so in the answer: the client's next request on it was lost ("closed BEFORE
+	 * response" in CI, after a 1 MB push over the 256 kB limit), or a client still sending the body met
+	 * the close before the answer. A body read to its end keeps its connection.
+	 */
+	static final long UNREAD_BODY_READ_AT_LEAST = 2 * 1024 * 1024;
+
+	/** How much of a refused body is read before the answer: the push limit, at least {@link #UNREAD_BODY_READ_AT_LEAST}. */
+	static long unreadBodyBound(long maxBytes) {
+		return Math.max(maxBytes, UNREAD_BODY_READ_AT_LEAST);
+	}
+
+	/**
+	 * Reads and releases a body up to {@link #unreadBodyBound(long)} of {@code maxBytes}, then stops. Not
 	 * {@code DataBufferUtils.takeUntilByteCount}: a servlet container's body goes on publishing for a
 	 * moment after it is cancelled, and that operator fails on a buffer past its count, once the count
 	 * was reached, which Reactor can only log as an ERROR (one per oversized push). Here such a buffer is
 	 * released and dropped.
 	 */
 	static Mono<Void> unreadBodyDiscarded(Flux<DataBuffer> body, long maxBytes) {
-		AtomicLong left = new AtomicLong(maxBytes);
+		AtomicLong left = new AtomicLong(unreadBodyBound(maxBytes));
 		return body.doOnNext((buffer) -> {
 			left.addAndGet(-buffer.readableByteCount());
 			DataBufferUtils.release(buffer);

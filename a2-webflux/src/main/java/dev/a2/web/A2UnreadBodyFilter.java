@@ -25,9 +25,9 @@ import org.springframework.web.server.WebFilterChain;
  * already ({@link A2Routes}, {@link A2WebExceptionHandler}); this filter covers the filters before
  * them. It runs before Spring Security's ({@link #ORDER}).
  * <p>
- * Up to {@code maxBytes} are read and dropped, the most a push may send; a longer body is not read
- * to its end. A request without a body (the stream, the socket's handshake, a read) is passed on
- * as it is.
+ * Up to {@code maxBytes} (the most a push may send), and at least 2 MiB, are read and dropped
+ * ({@link A2Routes#unreadBodyBound(long)}); a longer body is not read to its end. A request without a
+ * body (the stream, the socket's handshake, a read) is passed on as it is.
  */
 public final class A2UnreadBodyFilter implements WebFilter, Ordered {
 

@@ -115,7 +115,7 @@ public final class A2WebExceptionHandler implements WebExceptionHandler {
 	}
 
 	/**
-	 * Answers after reading what the request sent, up to the push limit, as the routes do for a refused
+	 * Answers after reading what the request sent, as far as the routes do for a refused
 	 * request: Reactor Netty would not read the next request of a keep-alive connection otherwise
 	 * (reactor/reactor-netty#4361).
 	 */

@@ -75,13 +75,13 @@ final class ServletPush {
 	}
 
 	/**
-	 * Reads what is left of a refused push's body, up to the push limit, before the error answers, as the
-	 * routes do: Jetty closes a connection whose request body was left unread as it answers, and a client
-	 * still sending it met the close before the answer (a 1 MB push refused by its length).
+	 * Reads what is left of a refused push's body before the error answers, as the routes do and as far
+	 * ({@link A2Routes#unreadBodyBound(long)}): Jetty closes the connection of an answer whose request's
+	 * body was left unread, without saying so, and the client's next request on it is lost.
 	 */
 	private void discardUnread(InputStream in) {
 		try {
-			long left = this.wire.limits().maxBytes();
+			long left = A2Routes.unreadBodyBound(this.wire.limits().maxBytes());
 			byte[] buffer = new byte[8192];
 			int read;
 			while (left > 0 && (read = in.read(buffer, 0, (int) Math.min(buffer.length, left))) >= 0) {
