@@ -293,9 +293,7 @@ public final class A2Server implements AutoCloseable {
 	 * Dead-lettered units, newest first. A contract this server does not register is listed by its
 	 * name while the store holds dead letters of it (so a removed contract's can be found and skipped);
 	 * a name with none at all is {@code UNKNOWN_CONTRACT}, as for a session's events, rather than an
-	 * empty list that reads as "nothing is dead" for a misspelt name. A consumer likewise: one this server
-	 * does not register (on the contract, or on any when none is named) and the store holds no dead
-	 * letters of is {@code NOT_FOUND}, naming the consumers it has.
+	 * empty list that reads as "nothing is dead" for a misspelt name.
 	 * @param contract, session, consumer filters, {@code null} for any
 	 */
 	public List<DeadLetter> deadLetters(@Nullable String contract, @Nullable String session, @Nullable String consumer,
@@ -305,30 +303,7 @@ public final class A2Server implements AutoCloseable {
 				&& (session == null && consumer == null || requireWork().deadLetters(contract, null, null, 1).isEmpty())) {
 			contract(contract);
 		}
-		if (consumer != null && dead.isEmpty() && !registersConsumer(contract, consumer)
-				&& (session == null || requireWork().deadLetters(contract, null, consumer, 1).isEmpty())) {
-			throw new A2Exception(ErrorCode.NOT_FOUND, "no consumer '" + consumer + "' is registered"
-					+ ((contract != null) ? " on contract '" + contract + "'" : "") + " and no dead letters of it are stored; "
-					+ "the consumers: " + consumerNames(contract));
-		}
 		return dead.stream().map(this::withFixedLane).toList();
-	}
-
-	private boolean registersConsumer(@Nullable String contract, String name) {
-		return (contract != null) ? consumer(contract, name) != null
-				: this.consumers.values().stream().anyMatch((byName) -> byName.containsKey(name));
-	}
-
-	/** The names of the contract's consumers (of every contract's when it is {@code null}), sorted, or "none". */
-	private String consumerNames(@Nullable String contract) {
-		List<String> names = this.consumers.entrySet()
-			.stream()
-			.filter((byContract) -> contract == null || byContract.getKey().equals(contract))
-			.flatMap((byContract) -> byContract.getValue().keySet().stream())
-			.distinct()
-			.sorted()
-			.toList();
-		return names.isEmpty() ? "none" : String.join(", ", names);
 	}
 
 	private DeadLetter withFixedLane(DeadLetter dead) {
