@@ -61,17 +61,20 @@ public final class A2Routes {
 	private static final boolean SERVLET_API = ClassUtils.isPresent("jakarta.servlet.http.HttpServletRequest",
 			A2Routes.class.getClassLoader());
 
+	/** A session's path, relative to the base path: the routes', and the servlet's push ({@link ServletPush}). */
+	static final String SESSION = "/{contract}/sessions/{session}";
+
 	/**
 	 * The methods each path of {@link #routes()} answers, relative to the base path: a request no route
 	 * took on one of these paths asked with another method is answered 405 with them as {@code Allow}.
 	 * Keep it in step with the routes. (The socket's handler mapping answers every method itself.)
 	 */
 	private static final Map<String, List<HttpMethod>> METHODS = Map.of(
-			"/{contract}/sessions/{session}/events", List.of(HttpMethod.GET, HttpMethod.POST),
-			"/{contract}/sessions/{session}/stream", List.of(HttpMethod.GET),
-			"/{contract}/sessions/{session}/state/{reducer}", List.of(HttpMethod.GET),
-			"/{contract}/sessions/{session}/presence", List.of(HttpMethod.GET, HttpMethod.PUT),
-			"/{contract}/sessions/{session}", List.of(HttpMethod.DELETE),
+			SESSION + "/events", List.of(HttpMethod.GET, HttpMethod.POST),
+			SESSION + "/stream", List.of(HttpMethod.GET),
+			SESSION + "/state/{reducer}", List.of(HttpMethod.GET),
+			SESSION + "/presence", List.of(HttpMethod.GET, HttpMethod.PUT),
+			SESSION, List.of(HttpMethod.DELETE),
 			"/{file:[a-z]+\\.(?:js|d\\.ts)}", List.of(HttpMethod.GET));
 
 	/**
@@ -89,7 +92,7 @@ public final class A2Routes {
 
 	/** Push, history, stream, state, presence and clear under the base path. */
 	public RouterFunction<ServerResponse> routes() {
-		String session = this.basePath + "/{contract}/sessions/{session}";
+		String session = this.basePath + SESSION;
 		return RouterFunctions.route()
 			.POST(session + "/events", deferred(this.sessions::push))
 			.GET(session + "/events", deferred(this.sessions::history))

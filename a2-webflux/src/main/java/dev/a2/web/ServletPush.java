@@ -25,7 +25,7 @@ import org.springframework.web.util.pattern.PathPatternParser;
  */
 final class ServletPush {
 
-	private static final PathPattern PUSH = PathPatternParser.defaultInstance.parse("/{contract}/sessions/{session}/events");
+	private static final PathPattern PUSH = PathPatternParser.defaultInstance.parse(A2Routes.SESSION + "/events");
 
 	private final SessionHandlers sessions;
 
