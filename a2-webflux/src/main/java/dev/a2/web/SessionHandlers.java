@@ -207,7 +207,7 @@ final class SessionHandlers {
 			return (contentType != null) ? MediaType.parseMediaType(contentType) : null;
 		}
 		catch (InvalidMediaTypeException ex) {
-			// a route's failure not A2's, answered as internal (500) before
+			// a type that does not parse is no JSON: the caller's error (400), not a failure of the route
 			return null;
 		}
 	}
