@@ -1,7 +1,5 @@
 package dev.a2.autoconfigure;
 
-import java.io.ByteArrayOutputStream;
-import java.io.EOFException;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -60,13 +58,13 @@ class RefusedBySecuritySecuredIntegrationTests {
 			for (int round = 1; round <= 5; round++) {
 				out.write((withoutCsrf + withoutCredentials + withoutCsrf).getBytes(StandardCharsets.UTF_8));
 				out.flush();
-				assertThat(statusLine(in)).as("round %d, no CSRF token", round).contains(" 403 ");
+				assertThat(RawHttpAnswers.statusLine(in)).as("round %d, no CSRF token", round).contains(" 403 ");
 				// Spring Security checks the CSRF token before the credentials
-				assertThat(statusLine(in)).as("round %d, no credentials", round).contains(" 403 ");
-				assertThat(statusLine(in)).as("round %d, no CSRF token again", round).contains(" 403 ");
+				assertThat(RawHttpAnswers.statusLine(in)).as("round %d, no credentials", round).contains(" 403 ");
+				assertThat(RawHttpAnswers.statusLine(in)).as("round %d, no CSRF token again", round).contains(" 403 ");
 				out.write(read.getBytes(StandardCharsets.UTF_8));
 				out.flush();
-				assertThat(statusLine(in)).as("round %d, the next request", round).contains(" 200 ");
+				assertThat(RawHttpAnswers.statusLine(in)).as("round %d, the next request", round).contains(" 200 ");
 			}
 		}
 	}
@@ -74,48 +72,6 @@ class RefusedBySecuritySecuredIntegrationTests {
 	private static String post(String path, String headers, String body) {
 		return "POST " + path + " HTTP/1.1\r\nHost: a2\r\n" + headers + "Content-Type: application/json\r\nContent-Length: "
 				+ body.getBytes(StandardCharsets.UTF_8).length + "\r\n\r\n" + body;
-	}
-
-	/** Reads one answer off the connection (a Content-Length body, or chunks) and returns its status line. */
-	private static String statusLine(InputStream in) throws IOException {
-		String[] lines = head(in).split("\r\n");
-		boolean chunked = false;
-		for (String line : lines) {
-			if (line.regionMatches(true, 0, "content-length:", 0, 15)) {
-				in.readNBytes(Integer.parseInt(line.substring(15).trim()));
-			}
-			chunked |= line.regionMatches(true, 0, "transfer-encoding: chunked", 0, 26);
-		}
-		while (chunked) {
-			int size = Integer.parseInt(line(in).trim(), 16);
-			in.readNBytes(size + 2);
-			chunked = size > 0;
-		}
-		return lines[0];
-	}
-
-	private static String head(InputStream in) throws IOException {
-		ByteArrayOutputStream head = new ByteArrayOutputStream();
-		while (!head.toString(StandardCharsets.ISO_8859_1).endsWith("\r\n\r\n")) {
-			int next = in.read();
-			if (next < 0) {
-				throw new EOFException("the server closed the connection after " + head);
-			}
-			head.write(next);
-		}
-		return head.toString(StandardCharsets.ISO_8859_1);
-	}
-
-	private static String line(InputStream in) throws IOException {
-		ByteArrayOutputStream line = new ByteArrayOutputStream();
-		while (!line.toString(StandardCharsets.ISO_8859_1).endsWith("\r\n")) {
-			int next = in.read();
-			if (next < 0) {
-				throw new EOFException("the server closed the connection");
-			}
-			line.write(next);
-		}
-		return line.toString(StandardCharsets.ISO_8859_1);
 	}
 
 }
