@@ -14,8 +14,7 @@ import org.springframework.beans.factory.annotation.Autowired;
 import static dev.a2.testkit.A2Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThat;
 
-/** The README's test of a consumer, as the README shows it (DocumentationSnippetsTests keeps the two equal). */
-// tag::readme[]
+/** The tour's delivery consumer under the test kit: a message sent is delivered after two failed runs, with back-offs of 1 s and 2 s. */
 @A2Test(consumers = "delivery")
 class DeliveryTests {
 
@@ -33,4 +32,3 @@ class DeliveryTests {
 	}
 
 }
-// end::readme[]
