@@ -10,6 +10,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
+import java.util.TreeSet;
 import java.util.function.Predicate;
 
 import javax.sql.DataSource;
@@ -293,7 +295,9 @@ public final class A2Server implements AutoCloseable {
 	 * Dead-lettered units, newest first. A contract this server does not register is listed by its
 	 * name while the store holds dead letters of it (so a removed contract's can be found and skipped);
 	 * a name with none at all is {@code UNKNOWN_CONTRACT}, as for a session's events, rather than an
-	 * empty list that reads as "nothing is dead" for a misspelt name.
+	 * empty list that reads as "nothing is dead" for a misspelt name. A consumer likewise: one no instance
+	 * has run (on the contract, or on any when none is named) and the store holds no dead letters of is
+	 * {@code NOT_FOUND}, naming the consumers there are.
 	 * @param contract, session, consumer filters, {@code null} for any
 	 */
 	public List<DeadLetter> deadLetters(@Nullable String contract, @Nullable String session, @Nullable String consumer,
@@ -303,7 +307,32 @@ public final class A2Server implements AutoCloseable {
 				&& (session == null && consumer == null || requireWork().deadLetters(contract, null, null, 1).isEmpty())) {
 			contract(contract);
 		}
+		if (consumer != null && dead.isEmpty()
+				&& (session == null || requireWork().deadLetters(contract, null, consumer, 1).isEmpty())) {
+			List<String> known = consumerNames(contract);
+			if (!known.contains(consumer)) {
+				throw new A2Exception(ErrorCode.NOT_FOUND, "no consumer named '" + consumer + "' is known"
+						+ ((contract != null) ? " on contract '" + contract + "'" : "") + " and no dead letters of it are stored; "
+						+ "the consumers: " + (known.isEmpty() ? "none" : String.join(", ", known)));
+			}
+		}
 		return dead.stream().map(this::withFixedLane).toList();
+	}
+
+	/**
+	 * The names of the contract's consumers (of every contract's when {@code null}), sorted: those this
+	 * server registers and those any instance recorded when its drainer started (an instance that reads
+	 * dead letters may run none of them).
+	 */
+	private List<String> consumerNames(@Nullable String contract) {
+		Set<String> names = new TreeSet<>();
+		this.consumers.forEach((byContract, byName) -> {
+			if (contract == null || byContract.equals(contract)) {
+				names.addAll(byName.keySet());
+			}
+		});
+		requireWork().recordedConsumers(contract).forEach((recorded) -> names.add(recorded.consumer()));
+		return List.copyOf(names);
 	}
 
 	private DeadLetter withFixedLane(DeadLetter dead) {

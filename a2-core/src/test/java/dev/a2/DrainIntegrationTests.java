@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -667,6 +668,42 @@ class DrainIntegrationTests {
 						.hasLowCardinalityKeyValue(A2Observations.CONSUMER, "strict")
 						// it found no dead letter: no retry is counted (found by the observability trial)
 						.hasLowCardinalityKeyValue(A2Observations.OUTCOME, "none"));
+	}
+
+	@Test
+	void aConsumerNameNoInstanceKnowsAndNoDeadLetterCarriesIsNotFoundRatherThanNothingDead() {
+		A2Server server = this.support.server(Consumer.builder("chat", "listed-strict").run((context) -> {
+			throw new NonRetriableException("never");
+		}));
+		Session session = server.session("chat", A2TestSupport.newSessionId());
+		session.append(message("poison"));
+		await().atMost(Duration.ofSeconds(20))
+			.untilAsserted(() -> assertThat(server.deadLetters("chat", session.id(), "listed-strict", 10)).hasSize(1));
+		// the consumer exists and has nothing dead in that session: nothing to list
+		assertThat(server.deadLetters("chat", A2TestSupport.newSessionId(), "listed-strict", 10)).isEmpty();
+		// a misspelt name, with or without a contract or a session, is not "nothing dead"
+		for (String contract : Arrays.asList("chat", null)) {
+			for (String sessionId : Arrays.asList(session.id(), null)) {
+				assertThatThrownBy(() -> server.deadLetters(contract, sessionId, "listed-stirct", 10))
+					.isInstanceOf(A2Exception.class)
+					.hasMessageContaining("'listed-stirct'")
+					.hasMessageContaining("listed-strict")
+					.extracting((ex) -> ((A2Exception) ex).code())
+					.isEqualTo(ErrorCode.NOT_FOUND);
+			}
+		}
+		// an instance that does not run the consumer (another's, or one removed from the application) lists
+		// its dead letters, and nothing where it has none: the name is known from the instance that ran it
+		A2Server elsewhere = this.support.server(Consumer.builder("chat", "listed-other").run((context) -> null));
+		assertThat(elsewhere.deadLetters("chat", session.id(), "listed-strict", 10)).hasSize(1);
+		assertThat(elsewhere.deadLetters(null, null, "listed-strict", 10)).hasSize(1);
+		assertThat(elsewhere.deadLetters("chat", A2TestSupport.newSessionId(), "listed-strict", 10)).isEmpty();
+		// and a reader that runs no consumer at all knows both names, and no third
+		A2Server reader = this.support.server();
+		assertThat(reader.deadLetters("chat", A2TestSupport.newSessionId(), "listed-other", 10)).isEmpty();
+		assertThatThrownBy(() -> reader.deadLetters("chat", null, "listed-stirct", 10)).isInstanceOf(A2Exception.class)
+			.hasMessageContaining("listed-other")
+			.hasMessageContaining("listed-strict");
 	}
 
 	@Test

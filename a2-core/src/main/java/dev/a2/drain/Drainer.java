@@ -77,6 +77,9 @@ public final class Drainer {
 
 	private final InstanceLiveness liveness;
 
+	/** Whether {@link #consumerRefs} are recorded in the store, for every instance to know by name. */
+	private volatile boolean consumersRecorded;
+
 	public Drainer(DrainHost host, WorkStore work, DrainSettings settings) {
 		this(host, work, settings, DrainScheduling.AUTOMATIC);
 	}
@@ -100,6 +103,25 @@ public final class Drainer {
 		// what runs return may hold abortOn events for other runs here, which no append here saw
 		this.finisher.start(this.loops::request, this.leases::scanLaterEvents);
 		this.listening = host.changes().listen(this::changedElsewhere);
+		recordConsumers();
+	}
+
+	/**
+	 * Records the consumers this instance runs, once: an instance that runs none of them, reading dead
+	 * letters, tells them from a misspelt name. Tried again at every sweep until the store took them.
+	 */
+	private void recordConsumers() {
+		if (this.consumersRecorded) {
+			return;
+		}
+		try {
+			this.work.recordConsumers(this.consumerRefs);
+			this.consumersRecorded = true;
+		}
+		catch (RuntimeException ex) {
+			// the database is away at start-up: the sweeps try again
+			logger.debug("Could not record this instance's consumers yet", ex);
+		}
 	}
 
 	/** Drains a session on this instance soon; a no-op while stopping. */
@@ -182,6 +204,7 @@ public final class Drainer {
 		if (this.loops.stopping()) {
 			return 0;
 		}
+		recordConsumers();
 		Instant now = this.host.clock().instant();
 		// the claims of instances PostgreSQL no longer sees alive are taken over now, not after their lease
 		int orphaned = this.work.lapseOrphaned();

@@ -105,6 +105,12 @@ public interface WorkStore {
 	List<DeadLetter> deadLetters(@Nullable String contract, @Nullable String session, @Nullable String consumer,
 			int limit);
 
+	/** Records the consumers an instance runs, for every instance to know by name ({@link #recordedConsumers}). */
+	void recordConsumers(Collection<ConsumerRef> consumers);
+
+	/** The consumers any instance has recorded, of the contract (of every contract when {@code null}). */
+	List<ConsumerRef> recordedConsumers(@Nullable String contract);
+
 	/**
 	 * Retries a dead-lettered unit with a fresh failure count, or skips it (done without running).
 	 * @return whether there was such a dead unit

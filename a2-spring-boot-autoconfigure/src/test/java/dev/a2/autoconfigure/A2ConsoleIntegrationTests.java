@@ -105,6 +105,15 @@ class A2ConsoleIntegrationTests {
 		this.http.get().uri("/actuator/a2/dead-letters?contract=nope").exchange()
 			.expectStatus().isNotFound()
 			.expectBody().jsonPath("$.error.code").isEqualTo("UNKNOWN_CONTRACT");
+		// and a misspelt consumer is not either
+		this.http.get().uri("/actuator/a2/dead-letters?contract=orders&consumer=nope").exchange()
+			.expectStatus().isNotFound()
+			.expectBody().jsonPath("$.error.code").isEqualTo("NOT_FOUND")
+			.jsonPath("$.error.message").value((String text) -> assertThat(text).contains("'nope'").contains("mailer").contains("shipper"));
+		// where a consumer that is there has nothing dead, nothing is listed
+		this.http.get().uri("/actuator/a2/dead-letters?contract=orders&consumer=mailer").exchange()
+			.expectStatus().isOk()
+			.expectBody().jsonPath("$.length()").isEqualTo(0);
 		this.http.get().uri("/actuator/a2/events?contract=orders&session=bad%20id").exchange()
 			.expectStatus().isBadRequest()
 			.expectBody().jsonPath("$.error.code").isEqualTo("INVALID_PAYLOAD");

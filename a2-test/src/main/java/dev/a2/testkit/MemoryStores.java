@@ -213,6 +213,16 @@ final class MemoryStores implements EventStore, SnapshotStore, WorkStore {
 	}
 
 	@Override
+	public void recordConsumers(Collection<ConsumerRef> consumers) {
+		throw new UnsupportedOperationException("running consumers" + NOT_HERE);
+	}
+
+	@Override
+	public List<ConsumerRef> recordedConsumers(@Nullable String contract) {
+		return List.of();
+	}
+
+	@Override
 	public boolean redrive(String contract, String session, String consumer, long index, boolean retry) {
 		throw new UnsupportedOperationException("redrive" + NOT_HERE);
 	}

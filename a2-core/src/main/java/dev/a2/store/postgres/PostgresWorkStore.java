@@ -42,8 +42,9 @@ import org.springframework.transaction.support.TransactionTemplate;
 
 /**
  * The {@link WorkStore} on PostgreSQL: tables {@code a2_work} (units of independent and keyed
- * consumers), {@code a2_cursor} (fixed-lane cursors) and {@code a2_schedule}. The rows are created by
- * the append that causes them ({@link PostgresEventStore}), in its transaction.
+ * consumers), {@code a2_cursor} (fixed-lane cursors), {@code a2_schedule} and {@code a2_consumer} (the
+ * names of the consumers instances run). The work rows are created by the append that causes them
+ * ({@link PostgresEventStore}), in its transaction.
  * <p>
  * Claims take the runnable units of a session in one statement ({@code FOR UPDATE SKIP LOCKED}, so
  * instances never wait for each other), each with a fresh claim token; finishing is fenced on that
@@ -454,6 +455,16 @@ public final class PostgresWorkStore implements WorkStore {
 			AND (CAST(:contract AS text) IS NULL OR w.contract = :contract)
 			      AND (CAST(:session AS text) IS NULL OR w.session_id = :session)
 			      AND (CAST(:consumer AS text) IS NULL OR w.consumer = :consumer)""");
+
+	/** The one statement of {@code a2_consumer} that writes: a name recorded stays. */
+	private static final String RECORD_CONSUMERS = """
+			INSERT INTO a2_consumer (contract, name)
+			SELECT * FROM unnest(:contracts, :names)
+			ON CONFLICT DO NOTHING""";
+
+	private static final String RECORDED_CONSUMERS = """
+			SELECT contract, name FROM a2_consumer WHERE CAST(:contract AS text) IS NULL OR contract = :contract
+			ORDER BY contract, name""";
 
 	private static final String RETRY_UNIT = """
 			UPDATE a2_work SET dead = false, attempts_before = attempt, failures = 0, due_at = NULL, claim = NULL,
@@ -977,6 +988,26 @@ public final class PostgresWorkStore implements WorkStore {
 			.query((rs, row) -> new DeadLetter(rs.getString("contract"), rs.getString("session_id"), rs.getString("consumer"),
 					rs.getString("lane"), rs.getLong("idx"), rs.getString("id"), rs.getString("type"), rs.getInt("attempt"),
 					rs.getInt("failures"), rs.getString("last_error"), instant(rs, "failed_at")))
+			.list());
+	}
+
+	@Override
+	public void recordConsumers(Collection<ConsumerRef> consumers) {
+		if (consumers.isEmpty()) {
+			return;
+		}
+		// in a transaction of its own: a pool that hands out connections outside auto-commit keeps the rows
+		StoreFailures.guard(() -> this.transactions.execute((status) -> this.jdbc.sql(RECORD_CONSUMERS)
+			.param("contracts", SqlArrays.of("text", consumers.stream().map(ConsumerRef::contract).toArray()))
+			.param("names", SqlArrays.of("text", consumers.stream().map(ConsumerRef::consumer).toArray()))
+			.update()));
+	}
+
+	@Override
+	public List<ConsumerRef> recordedConsumers(@Nullable String contract) {
+		return StoreFailures.guard(() -> this.jdbc.sql(RECORDED_CONSUMERS)
+			.param("contract", contract, java.sql.Types.VARCHAR)
+			.query((rs, row) -> new ConsumerRef(rs.getString("contract"), rs.getString("name")))
 			.list());
 	}
 
