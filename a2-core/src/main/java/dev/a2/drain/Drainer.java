@@ -10,6 +10,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Predicate;
 import java.util.function.Supplier;
@@ -76,6 +77,9 @@ public final class Drainer {
 	private final AutoCloseable listening;
 
 	private final InstanceLiveness liveness;
+
+	/** Whether {@link #stop} or {@link #halt} has run: each stops the drainer once. */
+	private final AtomicBoolean stopped = new AtomicBoolean();
 
 	/** Whether {@link #consumerRefs} are recorded in the store, for every instance to know by name. */
 	private volatile boolean consumersRecorded;
@@ -232,6 +236,11 @@ public final class Drainer {
 	 * releases their claims so that another instance takes them at once.
 	 */
 	public void stop(Duration grace) {
+		if (!this.stopped.compareAndSet(false, true)) {
+			// stopped already (Spring's context stops the drain's lifecycle, then closes the server): a run
+			// aborted by that stop is counted running until it returns, and this one would wait its grace again
+			return;
+		}
 		this.loops.stop();
 		// said, so that an operator knows what a stopping instance waits for, and what it hands over
 		int waiting = this.running.size();
@@ -279,6 +288,9 @@ public final class Drainer {
 	 * as a dead process's connection does, so other instances take its claims over at their next sweep.
 	 */
 	public void halt() {
+		if (!this.stopped.compareAndSet(false, true)) {
+			return;
+		}
 		this.loops.stop();
 		this.running.all().forEach((run) -> run.lost = true);
 		shutdown();
