@@ -197,7 +197,7 @@ class PageSnippets {
 
 	ToolCallback aiRefund() {
 		// tag::ai-refund[]
-		ToolCallback refund = FunctionToolCallback.<RefundRequest, String>builder("refund", (request, toolContext) -> {
+		ToolCallback refundTool = FunctionToolCallback.<RefundRequest, String>builder("refund", (request, toolContext) -> {
 				String callId = (String) toolContext.getContext().get(ReplyStream.TOOL_CALL_ID);
 				int rows = jdbc.update("insert into refund (call_id, order_id) values (?, ?) on conflict do nothing",
 						callId, request.orderId());
@@ -207,7 +207,7 @@ class PageSnippets {
 			.inputType(RefundRequest.class)
 			.build();
 		// end::ai-refund[]
-		return refund;
+		return refundTool;
 	}
 
 	ChatMemory aiMemory(A2Server server) {
