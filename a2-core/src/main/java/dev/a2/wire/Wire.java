@@ -41,6 +41,9 @@ public final class Wire {
 	/** Jackson's pointer to the setting a limit comes from, or to the setting that would coerce a value. */
 	private static final Pattern SERVER_ADVICE = Pattern.compile(",? from `[^`]*`| \\(but could if [^)]*\\)");
 
+	/** Where an unclosed array or object began, which Jackson gives as a location it has not kept ("REDACTED"). */
+	private static final Pattern START_MARKER = Pattern.compile(" \\(start marker at \\[Source: .*?\\]\\)");
+
 	/** The members of a pushed event. */
 	private static final Set<String> EVENT_MEMBERS = Set.of("type", "payload", "id");
 
@@ -400,7 +403,8 @@ public final class Wire {
 		}
 		int newline = message.indexOf('\n');
 		String first = (newline < 0) ? message : message.substring(0, newline);
-		return SERVER_ADVICE.matcher(QUALIFIED_NAME.matcher(first).replaceAll("$1")).replaceAll("");
+		String advice = SERVER_ADVICE.matcher(QUALIFIED_NAME.matcher(first).replaceAll("$1")).replaceAll("");
+		return START_MARKER.matcher(advice).replaceAll("");
 	}
 
 }

@@ -122,7 +122,7 @@ public final class A2WebAutoConfiguration {
 	}
 
 	@Bean
-	@Order(-2)
+	@Order(A2WebExceptionHandler.ORDER)
 	@ConditionalOnMissingBean
 	A2WebExceptionHandler a2WebExceptionHandler(ObjectProvider<JsonMapper> jsonMapper, A2Properties properties) {
 		return new A2WebExceptionHandler(jsonMapper.getIfUnique(() -> JsonMapper.builder().build()),

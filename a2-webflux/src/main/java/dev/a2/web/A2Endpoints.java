@@ -103,8 +103,9 @@ public final class A2Endpoints implements AutoCloseable {
 
 	/**
 	 * Answers A2's failures outside the routes (a body too large, a path or method under the base path
-	 * no route matched: 404 {@code NOT_FOUND}, 405 {@code METHOD_NOT_ALLOWED}) in A2's error format;
-	 * register it ordered before WebFlux's own ({@code @Order(-2)}).
+	 * no route matched: 404 {@code NOT_FOUND}, 405 {@code METHOD_NOT_ALLOWED}) in A2's error format. It
+	 * orders itself before WebFlux's own ({@link A2WebExceptionHandler#ORDER}), so a bean registered
+	 * without an order of its own answers them.
 	 */
 	public A2WebExceptionHandler exceptionHandler() {
 		return this.exceptionHandler;

@@ -13,6 +13,7 @@ import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 import tools.jackson.databind.json.JsonMapper;
 
+import org.springframework.core.Ordered;
 import org.springframework.core.io.buffer.DataBuffer;
 import org.springframework.http.HttpMethod;
 import org.springframework.http.HttpStatus;
@@ -36,7 +37,14 @@ import org.springframework.web.server.WebExceptionHandler;
  * asked with another method, 404 {@code NOT_FOUND} for any other path. A route of the application's
  * own under the base path still takes its requests; paths outside it are left to the application.
  */
-public final class A2WebExceptionHandler implements WebExceptionHandler {
+public final class A2WebExceptionHandler implements WebExceptionHandler, Ordered {
+
+	/**
+	 * Before WebFlux's own handler ({@code WebFluxResponseStatusExceptionHandler}, order 0), which answers a
+	 * request no handler took with an empty 404: registered without an order of its own (as an application
+	 * without Spring Boot registers it), this one was never asked, and A2's 404 and 405 were empty 404s.
+	 */
+	public static final int ORDER = -2;
 
 	private final JsonMapper mapper;
 
@@ -58,6 +66,11 @@ public final class A2WebExceptionHandler implements WebExceptionHandler {
 		this.basePath = (basePath != null && basePath.endsWith("/")) ? basePath.substring(0, basePath.length() - 1)
 				: basePath;
 		this.wire = new Wire(mapper, WireLimits.DEFAULTS);
+	}
+
+	@Override
+	public int getOrder() {
+		return ORDER;
 	}
 
 	@Override

@@ -23,7 +23,6 @@ import tools.jackson.databind.json.JsonMapper;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
-import org.springframework.core.annotation.Order;
 import org.springframework.core.env.Environment;
 import org.springframework.util.unit.DataSize;
 import org.springframework.web.reactive.function.server.RouterFunction;
@@ -107,7 +106,6 @@ class HandWiredA2 {
 	}
 
 	@Bean
-	@Order(-2)
 	A2WebExceptionHandler a2WebExceptionHandler(ObjectProvider<JsonMapper> mapper, Environment env) {
 		return new A2WebExceptionHandler(mapper.getIfUnique(() -> JsonMapper.builder().build()), settings(env).basePath());
 	}

@@ -96,6 +96,19 @@ class WithoutSpringBootIntegrationTests {
 							.map((body) -> response.statusCode().value() + " " + body))
 						.block(Duration.ofSeconds(20));
 					assertThat(refused).startsWith("400 ").contains("\"code\":\"INVALID_PAYLOAD\"");
+
+					// registered as docs/web.md shows, without an order: it orders itself before WebFlux's own
+					// handler, which answered both with an empty 404
+					WebClient a2 = WebClient.create("http://localhost:" + http.port() + "/a2");
+					String noRoute = a2.get().uri("/notes/nowhere").exchangeToMono((response) -> response.bodyToMono(String.class)
+						.map((body) -> response.statusCode().value() + " " + body)).block(Duration.ofSeconds(20));
+					assertThat(noRoute).startsWith("404 ").contains("\"code\":\"NOT_FOUND\"");
+					String wrongMethod = a2.get().uri("/notes/sessions/plain").exchangeToMono((response) -> response
+						.bodyToMono(String.class)
+						.map((body) -> response.statusCode().value() + " " + response.headers().asHttpHeaders().getAllow()
+								+ " " + body))
+						.block(Duration.ofSeconds(20));
+					assertThat(wrongMethod).startsWith("405 [DELETE] ").contains("\"code\":\"METHOD_NOT_ALLOWED\"");
 				}
 				finally {
 					http.disposeNow();
