@@ -307,7 +307,7 @@ public final class A2Server implements AutoCloseable {
 				&& (session == null && consumer == null || requireWork().deadLetters(contract, null, null, 1).isEmpty())) {
 			contract(contract);
 		}
-		if (consumer != null && dead.isEmpty()
+		if (consumer != null && dead.isEmpty() && !registers(contract, consumer)
 				&& (session == null || requireWork().deadLetters(contract, null, consumer, 1).isEmpty())) {
 			List<String> known = consumerNames(contract);
 			if (!known.contains(consumer)) {
@@ -317,6 +317,12 @@ public final class A2Server implements AutoCloseable {
 			}
 		}
 		return dead.stream().map(this::withFixedLane).toList();
+	}
+
+	/** Whether this server registers a consumer of that name, on the contract (on any when {@code null}). */
+	private boolean registers(@Nullable String contract, String name) {
+		return (contract != null) ? consumer(contract, name) != null
+				: this.consumers.values().stream().anyMatch((byName) -> byName.containsKey(name));
 	}
 
 	/**
