@@ -110,19 +110,22 @@ public final class A2WebExceptionHandler implements WebExceptionHandler, Ordered
 	/** A2's answer to a request no handler took, or {@code null} when its path is not A2's. */
 	private @Nullable Mono<Void> unmatched(ServerWebExchange exchange, String basePath) {
 		PathContainer path = exchange.getRequest().getPath().pathWithinApplication();
+		// the messages name the paths as the caller sent them, with the application's context path
+		String asSent = exchange.getRequest().getPath().value();
+		String routes = exchange.getRequest().getPath().contextPath().value() + basePath;
 		HttpMethod method = exchange.getRequest().getMethod();
 		List<HttpMethod> allowed = A2Routes.methodsAt(basePath, path);
 		if (allowed != null) {
 			String methods = allowed.stream().map(HttpMethod::name).collect(Collectors.joining(", "));
 			exchange.getResponse().getHeaders().setAllow(new LinkedHashSet<>(allowed));
-			return answer(exchange, ErrorCode.METHOD_NOT_ALLOWED, path.value() + " does not answer " + method.name()
+			return answer(exchange, ErrorCode.METHOD_NOT_ALLOWED, asSent + " does not answer " + method.name()
 					+ "; it answers " + methods);
 		}
 		// a base path of "" puts A2 at the root, beside the application's own paths: those keep their 404
 		if (!basePath.isEmpty() && (path.value().equals(basePath) || path.value().startsWith(basePath + "/"))) {
-			return answer(exchange, ErrorCode.NOT_FOUND, "A2 has no endpoint at " + path.value() + ": its routes are "
-					+ basePath + "/{contract}/sessions/{session}/events, …/stream, …/state/{reducer}, …/presence, "
-					+ basePath + "/{contract}/sessions/{session} and " + basePath + "/{contract}/socket");
+			return answer(exchange, ErrorCode.NOT_FOUND, "A2 has no endpoint at " + asSent + ": its routes are "
+					+ routes + "/{contract}/sessions/{session}/events, …/stream, …/state/{reducer}, …/presence, "
+					+ routes + "/{contract}/sessions/{session} and " + routes + "/{contract}/socket");
 		}
 		return null;
 	}

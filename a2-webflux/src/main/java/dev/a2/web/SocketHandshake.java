@@ -50,7 +50,8 @@ final class SocketHandshake implements WebHandler {
 		String origin = exchange.getRequest().getHeaders().getOrigin();
 		if (origin != null && CorsUtils.isCorsRequest(exchange.getRequest()) && this.origins.checkOrigin(origin) == null) {
 			return refuse(exchange, ErrorCode.FORBIDDEN, "a page of origin " + origin
-					+ " may not open this socket; name the origin in a2.web.allowed-origins to let its pages in");
+					+ " may not open this socket; name the origin in a2.web.allowed-origins (A2WebSettings' allowedOrigins"
+					+ " without Spring Boot) to let its pages in");
 		}
 		// the service answers a request it cannot upgrade with an error, which would reach Boot's error page
 		return this.service.handleRequest(exchange, this.handler)

@@ -13,6 +13,7 @@ import tools.jackson.databind.JsonNode;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.http.HttpHeaders;
 import org.springframework.http.MediaType;
+import org.springframework.http.ResponseEntity;
 import org.springframework.web.reactive.function.client.WebClient;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -168,6 +169,21 @@ class SocketIntegrationTests {
 			assertThat(error.path("error").path("code").asString()).isEqualTo("UNKNOWN_CONTRACT");
 			assertThat(error.path("error").path("message").asString()).contains("'nope'");
 		}
+	}
+
+	@Test
+	void pathsNoRouteTakesUnderAWebFluxBasePathAreNamedAsSent() {
+		WebClient underBasePath = WebClient.create("http://localhost:" + portUnderBasePath);
+		ResponseEntity<String> missing = underBasePath.get().uri("/app/a2/chat/nothing").exchangeToMono((r) -> r.toEntity(String.class))
+			.block(Duration.ofSeconds(30));
+		assertThat(missing.getStatusCode().value()).isEqualTo(404);
+		assertThat(missing.getBody()).contains("\"NOT_FOUND\"").contains("A2 has no endpoint at /app/a2/chat/nothing:")
+			.contains("/app/a2/{contract}/socket");
+		ResponseEntity<String> wrongMethod = underBasePath.delete().uri("/app/a2/chat/sessions/based/events")
+			.exchangeToMono((r) -> r.toEntity(String.class)).block(Duration.ofSeconds(30));
+		assertThat(wrongMethod.getStatusCode().value()).isEqualTo(405);
+		assertThat(wrongMethod.getBody()).contains("\"METHOD_NOT_ALLOWED\"")
+			.contains("/app/a2/chat/sessions/based/events does not answer DELETE");
 	}
 
 	@Test
