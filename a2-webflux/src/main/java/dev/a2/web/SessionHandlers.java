@@ -82,7 +82,7 @@ final class SessionHandlers {
 		String contract = contract(request);
 		String id = sessionId(request);
 		long after = longParam(request, "after", 0);
-		long limit = request.queryParam("limit").map((value) -> wholeNumber(value, "limit", 1, Session.MAX_HISTORY_LIMIT))
+		long limit = queryParam(request, "limit").map((value) -> wholeNumber(value, "limit", 1, Session.MAX_HISTORY_LIMIT))
 			.orElse(100L);
 		return json(request, (caller) -> {
 			Session session = this.access.open(caller, A2Access.of(A2Permission.READ, contract, id));
@@ -124,8 +124,7 @@ final class SessionHandlers {
 	Mono<ServerResponse> clear(ServerRequest request) {
 		String contract = contract(request);
 		String id = sessionId(request);
-		Optional<String> ifLastIndex = request.queryParam("ifLastIndex");
-		long expected = ifLastIndex.isPresent() ? longParam(request, "ifLastIndex", 0) : -1;
+		long expected = longParam(request, "ifLastIndex", -1);
 		return json(request, (caller) -> {
 			Session session = this.access.open(caller, A2Access.of(A2Permission.CLEAR, contract, id));
 			long marker = (expected >= 0) ? session.clear(expected) : session.clear();
@@ -219,27 +218,44 @@ final class SessionHandlers {
 	}
 
 	static long longParam(ServerRequest request, String name, long absent) {
-		Optional<String> value = request.queryParam(name);
+		Optional<String> value = queryParam(request, name);
 		if (value.isEmpty()) {
 			return absent;
 		}
 		return wholeNumber(value.get(), name);
 	}
 
+	/**
+	 * A query parameter given once, or none. Given twice ({@code ?after=1&after=2}) it is refused: which
+	 * one the caller meant is not A2's to guess, and taking the first read past the second silently.
+	 */
+	static Optional<String> queryParam(ServerRequest request, String name) {
+		List<String> values = request.queryParams().getOrDefault(name, List.of());
+		if (values.size() > 1) {
+			throw new A2Exception(ErrorCode.INVALID_PAYLOAD, name + " is given " + values.size() + " times; give it once");
+		}
+		return values.isEmpty() ? Optional.empty() : Optional.ofNullable(values.get(0));
+	}
+
 	static long wholeNumber(String value, String name) {
 		return wholeNumber(value, name, 0, Long.MAX_VALUE);
 	}
 
-	/** A whole number from {@code min} to {@code max}; a refusal states those bounds, whatever was wrong. */
+	/**
+	 * A whole number from {@code min} to {@code max}, in ASCII digits only ({@code Long.parseLong} takes a
+	 * sign and the digits of every script); a refusal states those bounds, whatever was wrong.
+	 */
 	static long wholeNumber(String value, String name, long min, long max) {
-		try {
-			long number = Long.parseLong(value);
-			if (number >= min && number <= max) {
-				return number;
+		if (!value.isEmpty() && value.chars().allMatch((c) -> c >= '0' && c <= '9')) {
+			try {
+				long number = Long.parseLong(value);
+				if (number >= min && number <= max) {
+					return number;
+				}
 			}
-		}
-		catch (NumberFormatException ex) {
-			// answered below
+			catch (NumberFormatException ex) {
+				// too large: answered below
+			}
 		}
 		String bounds = (max == Long.MAX_VALUE) ? min + " or more" : min + "-" + max;
 		throw new A2Exception(ErrorCode.INVALID_PAYLOAD, name + " must be a whole number of " + bounds + ", was '"

@@ -8,6 +8,7 @@ import dev.a2.ErrorCode;
 import dev.a2.wire.Wire;
 import reactor.core.publisher.Mono;
 
+import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpMethod;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.MediaType;
@@ -69,10 +70,27 @@ final class SocketHandshake implements WebHandler {
 					+ " is A2's WebSocket: it answers GET (a WebSocket handshake), not "
 					+ exchange.getRequest().getMethod().name());
 		}
-		String reason = (ex.getReason() != null) ? ex.getReason() : ex.getMessage();
 		return refuse(exchange, ErrorCode.INVALID_PAYLOAD, exchange.getRequest().getPath().value()
 				+ " is A2's WebSocket: open it with a GET and a WebSocket handshake (Upgrade: websocket); this request was "
-				+ "not one (" + reason + ")");
+				+ "not one (" + whyNot(exchange.getRequest().getHeaders(), ex) + ")");
+	}
+
+	/**
+	 * What the request lacks, named without any header's value: the service's own reason lists every
+	 * header of the request, its {@code Authorization} and {@code Cookie} among them, and a page's script
+	 * could read an HttpOnly cookie from the answer.
+	 */
+	private static String whyNot(HttpHeaders headers, ResponseStatusException ex) {
+		if (!"websocket".equalsIgnoreCase(headers.getUpgrade())) {
+			return "it has no Upgrade: websocket header";
+		}
+		if (headers.getConnection().stream().noneMatch("upgrade"::equalsIgnoreCase)) {
+			return "its Connection header does not name Upgrade";
+		}
+		if (headers.getFirst("Sec-WebSocket-Key") == null) {
+			return "it has no Sec-WebSocket-Key header";
+		}
+		return "the server could not upgrade it: " + ex.getStatusCode().value();
 	}
 
 	private Mono<Void> refuse(ServerWebExchange exchange, ErrorCode code, String message) {

@@ -78,7 +78,7 @@ final class StreamHandler {
 		String lastEventId = request.headers().firstHeader("Last-Event-ID");
 		long after = (lastEventId != null && !lastEventId.isBlank()) ? SessionHandlers.wholeNumber(lastEventId.trim(), "Last-Event-ID")
 				: SessionHandlers.longParam(request, "after", 0);
-		String reducer = request.queryParam("state").orElse(null);
+		String reducer = SessionHandlers.queryParam(request, "state").orElse(null);
 		return Mono.deferContextual((context) -> stream(request, RequestObservation.of(context), contract, id, after, reducer));
 	}
 

@@ -12,6 +12,7 @@ import org.springframework.http.HttpStatus;
 import org.springframework.http.MediaType;
 import org.springframework.web.reactive.function.server.ServerResponse;
 import org.springframework.web.server.ResponseStatusException;
+import org.springframework.web.util.DisconnectedClientHelper;
 
 /** Every failure of A2's routes as {@code {"error":{"code","message"}}} with the status of its code. */
 final class WebErrors {
@@ -31,6 +32,14 @@ final class WebErrors {
 		}
 		if (ex instanceof ResponseStatusException status && status.getStatusCode().is4xxClientError()) {
 			return new A2Exception(ErrorCode.INVALID_PAYLOAD, String.valueOf(status.getReason()));
+		}
+		if (DisconnectedClientHelper.isClientDisconnectedException(ex)) {
+			// a client that closed its connection mid-request is no failure of the server's: any client could
+			// fill the log with ERRORs so, and the answer reaches no one
+			if (logger.isDebugEnabled()) {
+				logger.debug("A client went away before its request was answered: " + ex);
+			}
+			return new A2Exception(ErrorCode.INVALID_PAYLOAD, "the client went away before its request was answered", ex);
 		}
 		logger.error("An A2 endpoint failed unexpectedly", ex);
 		return new A2Exception(ErrorCode.INTERNAL, "the server failed unexpectedly; its log has the details", ex);

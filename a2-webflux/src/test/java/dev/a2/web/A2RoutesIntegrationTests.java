@@ -280,6 +280,35 @@ class A2RoutesIntegrationTests {
 		}
 	}
 
+	/**
+	 * A number of the query is ASCII digits, given once: {@code Long.parseLong} took "+1" and "٣" (an
+	 * Arabic-Indic three) as 1 and 3, and the first of two {@code after}s was read without a word.
+	 */
+	@Test
+	void aQueryNumberIsPlainDigitsGivenOnce() {
+		ok(push(this.http, "digits", events(message("d-1", "one"), message("d-2", "two"), message("d-3", "three"))));
+		// a value in a URI variable is encoded whole: "+" travels as %2B, "٣" as %D9%A3
+		for (String after : List.of("+1", "\u0663", "1\u0663", " 1", "1 ")) {
+			String message = error(this.http.get().uri("/a2/chat/sessions/digits/events?after={after}", after).exchange(), 400,
+					"INVALID_PAYLOAD");
+			assertThat(message).as("after=%s", after).startsWith("after must be a whole number of 0 or more");
+			error(this.http.get().uri("/a2/chat/sessions/digits/stream?after={after}", after).exchange(), 400, "INVALID_PAYLOAD");
+		}
+		error(this.http.get().uri("/a2/chat/sessions/digits/events?limit={limit}", "+2").exchange(), 400, "INVALID_PAYLOAD");
+		String twice = error(this.http.get().uri("/a2/chat/sessions/digits/events?after=1&after=2").exchange(), 400,
+				"INVALID_PAYLOAD");
+		assertThat(twice).isEqualTo("after is given 2 times; give it once");
+		error(this.http.get().uri("/a2/chat/sessions/digits/stream?state=summary&state=summary").exchange(), 400,
+				"INVALID_PAYLOAD");
+		String clear = error(this.http.delete().uri("/a2/chat/sessions/digits?ifLastIndex={last}", "+3").exchange(), 400,
+				"INVALID_PAYLOAD");
+		assertThat(clear).startsWith("ifLastIndex must be a whole number");
+		error(this.http.delete().uri("/a2/chat/sessions/digits?ifLastIndex=3&ifLastIndex=3").exchange(), 400,
+				"INVALID_PAYLOAD");
+		assertThat(indexes(history(this.http, "digits", ""))).as("nothing cleared").containsExactly(1L, 2L, 3L);
+		assertThat(indexes(history(this.http, "digits", "?after=2"))).containsExactly(3L);
+	}
+
 	/** A history page's limit is 1-1000: a refused one is told so, whatever was wrong with it. */
 	@Test
 	void aRefusedHistoryLimitIsToldItsBounds() {

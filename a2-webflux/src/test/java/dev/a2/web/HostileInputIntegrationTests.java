@@ -20,6 +20,7 @@ import dev.a2.test.TestPostgres;
 import org.awaitility.core.ConditionTimeoutException;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
@@ -29,6 +30,8 @@ import tools.jackson.databind.JsonNode;
 
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.boot.webtestclient.autoconfigure.AutoConfigureWebTestClient;
 import org.springframework.core.io.buffer.DataBuffer;
@@ -61,8 +64,10 @@ import static org.awaitility.Awaitility.await;
  * origins. Each is answered with a clear error, never a 500, and stores nothing.
  */
 @SpringBootTest(classes = ChatApplication.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-		properties = { "a2.web.max-push-bytes=32KB", "a2.web.max-string-length=4096" })
+		properties = { "a2.web.max-push-bytes=32KB", "a2.web.max-string-length=4096",
+				"logging.level.dev.a2.web.WebErrors=debug" })
 @AutoConfigureWebTestClient
+@ExtendWith(OutputCaptureExtension.class)
 class HostileInputIntegrationTests {
 
 	private static final int LIMIT = 32 * 1024;
@@ -455,6 +460,21 @@ class HostileInputIntegrationTests {
 	}
 
 	@Test
+	void aClientThatGoesAwayMidBodyIsNoFailureOfTheServers(CapturedOutput output) throws IOException {
+		String cut = "POST /a2/chat/sessions/cut/events HTTP/1.1\r\nHost: a2\r\nContent-Type: application/json\r\n"
+				+ "Content-Length: 1000\r\n\r\n{\"events\":[{\"type\":\"message.sent\",";
+		try (Socket socket = new Socket("127.0.0.1", this.port)) {
+			socket.getOutputStream().write(cut.getBytes(StandardCharsets.UTF_8));
+			socket.getOutputStream().flush();
+		}
+		// told at DEBUG (this test's level for WebErrors); it was an ERROR with a stack trace for every such client
+		await().atMost(Duration.ofSeconds(30)).until(() -> output.getAll().contains("A client went away before its request")
+				|| output.getAll().contains("failed unexpectedly"));
+		assertThat(output.getAll()).doesNotContain("failed unexpectedly").contains("A client went away before its request");
+		assertNothingStored(this.http, "cut");
+	}
+
+	@Test
 	void aCrossOriginHandshakeIsAnsweredForbiddenWithA2sErrorBody() {
 		String message = error(this.http.get().uri("/a2/chat/socket").header("Origin", "http://evil.example")
 			.header("Upgrade", "websocket").header("Connection", "Upgrade").header("Sec-WebSocket-Version", "13")
@@ -465,8 +485,15 @@ class HostileInputIntegrationTests {
 	@Test
 	void aGetOfTheSocketWithoutAnUpgradeIsAnsweredWithA2sErrorBody() {
 		// a proxy that dropped the Upgrade header, a curl: told what the URL is, not the server's error page
-		String message = error(this.http.get().uri("/a2/chat/socket").exchange(), 400, "INVALID_PAYLOAD");
-		assertThat(message).contains("/a2/chat/socket").contains("WebSocket");
+		String message = error(this.http.get().uri("/a2/chat/socket").header("Authorization", "Bearer secret-token")
+			.header("Cookie", "SESSION=secret-cookie").exchange(), 400, "INVALID_PAYLOAD");
+		assertThat(message).contains("/a2/chat/socket").contains("WebSocket").contains("no Upgrade: websocket header");
+		// the request's credentials are not told back: a page's script could read an HttpOnly cookie so
+		assertThat(message).doesNotContain("secret-token").doesNotContain("secret-cookie");
+		String noKey = error(this.http.get().uri("/a2/chat/socket").header("Upgrade", "websocket")
+			.header("Connection", "Upgrade").header("Sec-WebSocket-Version", "13").header("Cookie", "SESSION=secret-cookie")
+			.exchange(), 400, "INVALID_PAYLOAD");
+		assertThat(noKey).contains("no Sec-WebSocket-Key").doesNotContain("secret-cookie");
 		String post = error(this.http.post().uri("/a2/chat/socket").exchange(), 405, "METHOD_NOT_ALLOWED");
 		assertThat(post).contains("GET");
 	}
