@@ -1,5 +1,6 @@
 package dev.a2;
 
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.Supplier;
@@ -26,6 +27,18 @@ public final class AbortSignal {
 
 	/** Whether the abort's interrupt waits for the bound thread's store calls to end. */
 	private boolean interruptHeld;
+
+	/**
+	 * Until when the attempt's claim is held for sure, as far as this instance knows: its lease as last
+	 * claimed or renewed ({@link Instant#MAX} outside a run of A2's drainer).
+	 */
+	private volatile Instant heldUntil = Instant.MAX;
+
+	/**
+	 * Renews the attempt's claim now: the lease's new end, or {@code null} when another attempt took the
+	 * unit over (then it aborts this signal). {@code null} outside a run of A2's drainer.
+	 */
+	private volatile @Nullable Supplier<@Nullable Instant> renew;
 
 	/** Whether the attempt was aborted. */
 	public synchronized boolean isAborted() {
@@ -90,6 +103,46 @@ public final class AbortSignal {
 				}
 			}
 		}
+	}
+
+	/**
+	 * The attempt's claim is held until {@code until} (claimed or renewed so), unless aborted meanwhile;
+	 * {@code renew} renews it at once ({@code null}: keeps the one given before).
+	 */
+	void holdUntil(Instant until, @Nullable Supplier<@Nullable Instant> renew) {
+		this.heldUntil = until;
+		if (renew != null) {
+			this.renew = renew;
+		}
+	}
+
+	/**
+	 * Refuses a write of the run's once another attempt may run its unit. An instance that stalled (a long
+	 * pause, a frozen VM) past its lease wakes up with its runs' threads going on before its heartbeat has
+	 * found the claims lost, and what such an attempt appended landed among the new attempt's events, after
+	 * the reply's end. So a write after the lease's known end renews the claim first, and is refused when
+	 * another attempt took the unit over meanwhile.
+	 */
+	void checkHeld(Instant now) {
+		A2Exception reason = reason();
+		if (reason != null
+				&& (reason.code() == ErrorCode.SUPERSEDED_ATTEMPT || reason.code() == ErrorCode.CLAIM_EXPIRED)) {
+			// an abort for an abortOn event or a clear leaves the run its last writes (a reply's end); one that
+			// lost the claim does not: another attempt runs the unit
+			throw new A2Exception(reason.code(), reason.getMessage() + "; nothing is appended");
+		}
+		Supplier<@Nullable Instant> renewer = this.renew;
+		if (renewer == null || !now.isAfter(this.heldUntil)) {
+			return;
+		}
+		Instant renewed = renewer.get();
+		if (renewed == null) {
+			A2Exception lost = reason();
+			throw new A2Exception((lost != null) ? lost.code() : ErrorCode.SUPERSEDED_ATTEMPT,
+					"the lease of this attempt lapsed (the instance stalled, or could not reach the database), and "
+							+ "another attempt took the unit over; nothing is appended");
+		}
+		this.heldUntil = renewed;
 	}
 
 	synchronized void bind(@Nullable Thread thread) {

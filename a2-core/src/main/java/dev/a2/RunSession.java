@@ -65,9 +65,15 @@ public final class RunSession {
 	 * trigger, {@code name} and their position, so the same call in a re-run appends nothing new.
 	 * @param name names this append among the run's appends
 	 * @throws A2Exception {@code ABORTED} when the session was cleared since the trigger (the clear
-	 * aborted the run): nothing is appended
+	 * aborted the run), or the attempt's own abort reason ({@code SUPERSEDED_ATTEMPT}, {@code CLAIM_EXPIRED}…)
+	 * when it was aborted or its lease lapsed without renewal: nothing is appended
 	 */
 	public List<Event> append(String name, NewEvent... events) {
+		if (this.signal != null) {
+			// an attempt that may have been taken over appends nothing more: its events would land among the
+			// new attempt's (the store's clear check fences only a clear)
+			this.signal.checkHeld(this.session.server().clock().instant());
+		}
 		List<NewEvent> withIds = new ArrayList<>(events.length);
 		for (int i = 0; i < events.length; i++) {
 			NewEvent event = events[i];

@@ -1,10 +1,12 @@
 package dev.a2;
 
 import java.time.Clock;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
 import java.util.concurrent.Callable;
+import java.util.function.Supplier;
 
 import dev.a2.drain.DrainHost;
 import dev.a2.live.SessionChanges;
@@ -72,6 +74,11 @@ final class ServerDrainHost implements DrainHost {
 	}
 
 	@Override
+	public long clearedAt(String contract, String session) {
+		return this.server.events.head(contract, session).clearedAt();
+	}
+
+	@Override
 	public List<EventToStore> run(Consumer consumer, String session, Event event, int attempt, int failures,
 			AbortSignal signal, Cause cause) throws Exception {
 		Session log = this.server.session(consumer.contract(), session);
@@ -119,6 +126,11 @@ final class ServerDrainHost implements DrainHost {
 	@Override
 	public void abort(AbortSignal signal, A2Exception reason) {
 		signal.abort(reason);
+	}
+
+	@Override
+	public void holdUntil(AbortSignal signal, Instant until, @Nullable Supplier<@Nullable Instant> renew) {
+		signal.holdUntil(until, renew);
 	}
 
 	@Override

@@ -225,22 +225,49 @@ class AbortIntegrationTests {
 			assertThat(started.await(20, TimeUnit.SECONDS)).isTrue();
 			long marker = session.clear();
 
-			await().atMost(Duration.ofSeconds(20))
-				.until(() -> !log.lines("Consumer 'assistant' aborted its run of event 1 of session '" + session.id() + "'")
-					.isEmpty());
-			assertThat(log.lines("aborted its run of event 1 of session '" + session.id() + "'")).singleElement()
-				.asString()
-				.contains("the session was cleared at index " + marker);
-			await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> TestObservationRegistryAssert.assertThat(this.support.observations)
-				.hasAnObservation((observation) -> observation.hasNameEqualTo(A2Observations.EVENT)
-					.hasLowCardinalityKeyValue(A2Observations.OUTCOME, "aborted")
-					.hasHighCardinalityKeyValue(A2Observations.SESSION, session.id())
-					.hasHighCardinalityKeyValue(A2Observations.ABORTED_BY, "a2.cleared")));
+			assertAbortedByTheClear(log, session, marker);
 			server.sweep();
 			assertThat(ran).containsExactly("q1");
 			// the session started over: nothing of the old conversation comes back into it
 			assertThat(session.history(0, 100).events()).isEmpty();
 		}
+	}
+
+	/** As on the instance that cleared: it was aborted as a claim lost, without a line (found in a trial of three instances). */
+	@Test
+	void aClearMadeOnAnotherInstanceAbortsTheRunningAnswerAsAClearWithItsLogLine() throws Exception {
+		CountDownLatch started = new CountDownLatch(1);
+		Consumer assistant = Consumer.builder("chat", "assistant")
+			.types("message.sent")
+			.lane(Lane.keyed(Lane.KeyInput::session))
+			.run((context) -> {
+				started.countDown();
+				TestContracts.blockUntilAborted();
+				return note("stopped");
+			});
+		try (LogCapture log = new LogCapture()) {
+			A2Server running = this.support.server(SHORT_LEASE, assistant);
+			Session session = running.session("chat", A2TestSupport.newSessionId());
+			session.append(message("q1"));
+			assertThat(started.await(20, TimeUnit.SECONDS)).isTrue();
+			long marker = this.support.server().session("chat", session.id()).clear();
+
+			assertAbortedByTheClear(log, session, marker);
+		}
+	}
+
+	/** The assistant's run of event 1 was aborted by the clear at {@code marker}: its log line and its observation. */
+	private void assertAbortedByTheClear(LogCapture log, Session session, long marker) {
+		await().atMost(Duration.ofSeconds(20))
+			.until(() -> !log.lines("Consumer 'assistant' aborted its run of event 1 of session '" + session.id() + "'").isEmpty());
+		assertThat(log.lines("aborted its run of event 1 of session '" + session.id() + "'")).singleElement()
+			.asString()
+			.contains("the session was cleared at index " + marker);
+		await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> TestObservationRegistryAssert.assertThat(this.support.observations)
+			.hasAnObservation((observation) -> observation.hasNameEqualTo(A2Observations.EVENT)
+				.hasLowCardinalityKeyValue(A2Observations.OUTCOME, "aborted")
+				.hasHighCardinalityKeyValue(A2Observations.SESSION, session.id())
+				.hasHighCardinalityKeyValue(A2Observations.ABORTED_BY, "a2.cleared")));
 	}
 
 	@Test

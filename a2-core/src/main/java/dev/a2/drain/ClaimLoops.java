@@ -18,9 +18,11 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
 
+import dev.a2.A2Exception;
 import dev.a2.A2Observations;
 import dev.a2.Consumer;
 import dev.a2.DrainSettings;
+import dev.a2.ErrorCode;
 import dev.a2.store.Claim;
 import dev.a2.store.Finish;
 import dev.a2.store.OutageLog;
@@ -313,6 +315,21 @@ final class ClaimLoops {
 		}
 	}
 
+	/**
+	 * Renews a run's claim now, for an append it makes after the end of its lease as this instance knows
+	 * it: the lease's new end, or {@code null} when another attempt took the unit over (the run is aborted).
+	 */
+	private @Nullable Instant renewNow(Running run) {
+		Instant until = this.host.clock().instant().plus(this.settings.lease());
+		if (this.work.renew(List.of(run.claim), until).contains(run.claim.token())) {
+			return until;
+		}
+		run.lost = true;
+		this.host.abort(run.signal, new A2Exception(ErrorCode.SUPERSEDED_ATTEMPT,
+				"the lease of this attempt lapsed and another attempt took the unit over"));
+		return null;
+	}
+
 	/** Starts a claim on one of the permits the loop reserved; answers whether the run took it. */
 	private boolean start(Claim claim, @Nullable Integer owner) {
 		if (claim.events().isEmpty()) {
@@ -326,6 +343,8 @@ final class ClaimLoops {
 			return false;
 		}
 		Running run = new Running(claim, consumer, this.host.newSignal(), owner);
+		// claimed a moment ago for the lease: until then (or a renewal) its appends are taken at once
+		this.host.holdUntil(run.signal, this.host.clock().instant().plus(this.settings.lease()), () -> renewNow(run));
 		// added before the identity is checked: a loss after the check finds it and marks it lost
 		this.running.add(run);
 		if (owner != null && !owner.equals(this.owner.get())) {

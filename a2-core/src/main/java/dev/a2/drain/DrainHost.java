@@ -1,8 +1,10 @@
 package dev.a2.drain;
 
 import java.time.Clock;
+import java.time.Instant;
 import java.util.Collection;
 import java.util.List;
+import java.util.function.Supplier;
 
 import dev.a2.A2Exception;
 import dev.a2.AbortSignal;
@@ -44,6 +46,9 @@ public interface DrainHost {
 	/** The session's last index. */
 	long head(String contract, String session);
 
+	/** The index of the session's latest clear marker (0 when it was never cleared). */
+	long clearedAt(String contract, String session);
+
 	/**
 	 * Runs the consumer on one event of a claim, and answers the events it returned, with their
 	 * derived ids and ready to store (also when the attempt was aborted meanwhile: whether they are
@@ -65,6 +70,12 @@ public interface DrainHost {
 	AbortSignal newSignal();
 
 	void abort(AbortSignal signal, A2Exception reason);
+
+	/**
+	 * The attempt's claim is held until {@code until}: its run's appends after it renew the claim first
+	 * with {@code renew} ({@code null}: the one given before), and are refused when it was taken over.
+	 */
+	void holdUntil(AbortSignal signal, Instant until, @Nullable Supplier<@Nullable Instant> renew);
 
 	/** Binds the signal to the thread running the attempt (interrupted on abort), or unbinds it. */
 	void bind(AbortSignal signal, @Nullable Thread thread);

@@ -217,7 +217,14 @@ public final class Drainer {
 			logger.info("Took over " + orphaned + " consumer claim(s) of instances PostgreSQL no longer sees alive: "
 					+ "their units run again now, on this instance or another");
 		}
-		this.work.expireExhausted(now, this.settings.maxFailures(), EXHAUSTED);
+		int exhausted = this.work.expireExhausted(now, this.settings.maxFailures(), EXHAUSTED);
+		if (exhausted > 0) {
+			// a dead letter of a run that throws is told at WARN; one of runs that kept dying was not told at all,
+			// right after "their units run again now"
+			logger.warn("Dead-lettered " + exhausted + " consumer unit(s) whose every attempt ended before it finished ("
+					+ this.settings.maxFailures() + " attempts, a2.drain.max-failures): the a2 actuator endpoint's "
+					+ "dead-letters lists them, and a redrive runs one again");
+		}
 		for (Consumer consumer : this.host.consumers()) {
 			if (consumer.backfill()) {
 				ConsumerRef ref = new ConsumerRef(consumer.contract(), consumer.name());

@@ -1,6 +1,7 @@
 package dev.a2.drain;
 
 import java.time.Duration;
+import java.time.Instant;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
@@ -76,16 +77,27 @@ final class Leases {
 			if (live.isEmpty()) {
 				return;
 			}
-			Set<UUID> held = this.work.renew(live.stream().map((r) -> r.claim).toList(),
-					this.host.clock().instant().plus(this.lease));
+			Instant until = this.host.clock().instant().plus(this.lease);
+			Set<UUID> held = this.work.renew(live.stream().map((r) -> r.claim).toList(), until);
 			this.outage.succeeded();
 			for (Running run : live) {
 				if (!held.contains(run.claim.token()) && this.running.contains(run.claim.token())) {
 					run.lost = true;
-					this.host.abort(run.signal, new A2Exception(ErrorCode.CLAIM_EXPIRED,
-							"the claim of this attempt lapsed or was ended; another attempt may run the unit"));
+					long marker = clearedPast(run);
+					if (marker > 0) {
+						// a clear made on another instance ended the claim: aborted as the clear, as on the instance
+						// that cleared (its log line, aborted by a2.cleared), not as a lost claim without a word
+						abort(run, new Running.Abort(EventStore.CLEAR_MARKER, marker), "the session was cleared");
+					}
+					else {
+						this.host.abort(run.signal, new A2Exception(ErrorCode.CLAIM_EXPIRED,
+								"the claim of this attempt lapsed or was ended; another attempt may run the unit"));
+					}
 				}
 				else {
+					if (held.contains(run.claim.token())) {
+						this.host.holdUntil(run.signal, until, null);
+					}
 					abortOnLaterEvents(run);
 				}
 			}
@@ -265,6 +277,17 @@ final class Leases {
 			if (types.contains(later.type())) {
 				abortOn(run.claim.contract(), run.claim.session(), this.host.decode(run.claim.contract(), later));
 			}
+		}
+	}
+
+	/** The index of a clear of the run's session after its event, or 0 (none, or the database is away). */
+	private long clearedPast(Running run) {
+		try {
+			long marker = this.host.clearedAt(run.claim.contract(), run.claim.session());
+			return (marker > run.claim.index()) ? marker : 0;
+		}
+		catch (RuntimeException ex) {
+			return 0;
 		}
 	}
 

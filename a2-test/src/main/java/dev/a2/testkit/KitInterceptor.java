@@ -144,7 +144,10 @@ final class KitInterceptor implements RunInterceptor {
 		catch (Exception ex) {
 			String error = ex.getClass().getSimpleName() + ": " + ex.getMessage();
 			if (run.signal().isAborted()) {
-				entry.end(RunOutcome.ABORTED, null, error);
+				// a zombie whose write was refused as another attempt took its unit over is superseded
+				A2Exception reason = run.signal().reason();
+				boolean superseded = reason != null && reason.code() == ErrorCode.SUPERSEDED_ATTEMPT;
+				entry.end(superseded ? RunOutcome.SUPERSEDED : RunOutcome.ABORTED, null, error);
 			}
 			else if (run.events().size() > 1) {
 				entry.end(RunOutcome.SPLIT, null, error);
