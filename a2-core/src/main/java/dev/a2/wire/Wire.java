@@ -23,6 +23,7 @@ import tools.jackson.core.JacksonException;
 import tools.jackson.core.JsonGenerator;
 import tools.jackson.core.StreamReadConstraints;
 import tools.jackson.core.StreamReadFeature;
+import tools.jackson.core.exc.StreamConstraintsException;
 import tools.jackson.core.json.JsonFactory;
 import tools.jackson.databind.DeserializationFeature;
 import tools.jackson.databind.JsonNode;
@@ -103,6 +104,9 @@ public final class Wire {
 			// Jackson's own decoding lets overlong forms through (C0 AF reads as '/')
 			node = isAscii(json) ? this.reader.readTree(json) : this.reader.readTree(strictUtf8(json, what));
 		}
+		catch (StreamConstraintsException ex) {
+			throw overLimit(what, ex);
+		}
 		catch (JacksonException ex) {
 			throw invalid(what + " is not valid JSON: " + jacksonMessage(ex, "it cannot be read"));
 		}
@@ -110,6 +114,27 @@ public final class Wire {
 			throw invalid(what + " must be a JSON object");
 		}
 		return node;
+	}
+
+	/**
+	 * A body that is valid JSON but holds more than a limit allows: which limit, and where it is set. It
+	 * was told "not valid JSON: String value length (104054) exceeds the maximum allowed (65536)", the
+	 * length being only as far as Jackson had read.
+	 */
+	private A2Exception overLimit(String what, StreamConstraintsException ex) {
+		String message = String.valueOf(ex.getOriginalMessage());
+		if (message.startsWith("String value length") || message.startsWith("Name length")) {
+			return invalid(what + " holds a string longer than " + this.limits.maxStringLength()
+					+ " characters, the most a string may have (a2.web.max-string-length)");
+		}
+		if (message.contains("nesting depth")) {
+			return invalid(what + " is nested deeper than " + this.limits.maxDepth()
+					+ " levels, the most a body may have (a2.web.max-json-depth)");
+		}
+		if (message.startsWith("Document length")) {
+			return tooLarge(what, this.limits.maxBytes() + 1L);
+		}
+		return invalid(what + " is over a limit of the server's: " + jacksonMessage(ex, "it cannot be read"));
 	}
 
 	private static boolean isAscii(byte[] bytes) {

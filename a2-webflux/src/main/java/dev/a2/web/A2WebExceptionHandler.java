@@ -86,6 +86,11 @@ public final class A2WebExceptionHandler implements WebExceptionHandler, Ordered
 		if (error == null || response.isCommitted()) {
 			return Mono.error(ex);
 		}
+		if (this.basePath != null && underBasePath(exchange, this.basePath)) {
+			// one of A2's routes whose answer failed before it began (a stream that could not read its
+			// session): in A2's error shape, as its routes answer
+			return answer(exchange, error.code(), String.valueOf(error.getMessage()));
+		}
 		ProblemDetail problem = A2ExceptionHandling.problem(error);
 		problem.setInstance(exchange.getRequest().getURI());
 		response.setStatusCode(HttpStatus.valueOf(problem.getStatus()));
@@ -122,12 +127,18 @@ public final class A2WebExceptionHandler implements WebExceptionHandler, Ordered
 					+ "; it answers " + methods);
 		}
 		// a base path of "" puts A2 at the root, beside the application's own paths: those keep their 404
-		if (!basePath.isEmpty() && (path.value().equals(basePath) || path.value().startsWith(basePath + "/"))) {
+		if (underBasePath(exchange, basePath)) {
 			return answer(exchange, ErrorCode.NOT_FOUND, "A2 has no endpoint at " + asSent + ": its routes are "
 					+ routes + "/{contract}/sessions/{session}/events, …/stream, …/state/{reducer}, …/presence, "
 					+ routes + "/{contract}/sessions/{session} and " + routes + "/{contract}/socket");
 		}
 		return null;
+	}
+
+	/** Whether the request is for a path under A2's base path (never with a base path of "", the root). */
+	private static boolean underBasePath(ServerWebExchange exchange, String basePath) {
+		String path = exchange.getRequest().getPath().pathWithinApplication().value();
+		return !basePath.isEmpty() && (path.equals(basePath) || path.startsWith(basePath + "/"));
 	}
 
 	/**

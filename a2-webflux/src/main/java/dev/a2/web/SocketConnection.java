@@ -8,6 +8,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 
 import dev.a2.A2Exception;
@@ -30,7 +31,6 @@ import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.Sinks;
 import reactor.core.scheduler.Scheduler;
-import reactor.util.concurrent.Queues;
 import tools.jackson.databind.JsonNode;
 
 import org.springframework.web.reactive.socket.CloseStatus;
@@ -40,12 +40,13 @@ import org.springframework.web.reactive.socket.WebSocketSession;
 /**
  * One socket: reads frames one at a time, answers each (an error frame for a bad one, keeping the
  * socket open), and sends the frames of the sessions it follows. What it sends is bounded: session
- * frames are read from the feeds only as the socket takes them, and answers wait in a bounded queue
- * (a client that sends without ever reading is closed with 1008).
+ * frames are read from the feeds only as the socket takes them, and the next frame is read only while
+ * fewer than {@value #PENDING_ANSWERS} answers wait for the socket, so a client that sends without
+ * reading is not read from until it reads, and one that reads gets every answer however fast it sends.
  */
 final class SocketConnection {
 
-	/** Answers not yet sent before the client is considered not to read. */
+	/** Answers waiting for the socket before the next frame is read. */
 	private static final int PENDING_ANSWERS = 256;
 
 	/** The close of a socket whose caller's credentials expired (1008, policy violation): the client opens another. */
@@ -78,7 +79,19 @@ final class SocketConnection {
 
 	private final @Nullable Principal caller;
 
-	private final Sinks.Many<String> answers = Sinks.many().unicast().onBackpressureBuffer(Queues.<String>get(PENDING_ANSWERS).get());
+	/**
+	 * The answers, emitted by the frames' handling one frame at a time, at most {@link #PENDING_ANSWERS}
+	 * waiting ({@link #answer}). They waited in a queue of that size apart from the frames: a burst from a
+	 * client that read (a thousand pings at once) filled it before the socket sent them, and the socket
+	 * was closed (1008) with its input unread.
+	 */
+	private final Sinks.Many<String> answers = Sinks.many().unicast().onBackpressureBuffer();
+
+	/** Answers emitted and not yet taken by the socket. */
+	private final AtomicInteger pendingAnswers = new AtomicInteger();
+
+	/** Completed when the socket takes an answer, while the reading of frames waits for room. */
+	private final AtomicReference<Sinks.@Nullable Empty<Void>> room = new AtomicReference<>();
 
 	private final Sinks.Many<Flux<String>> followed = Sinks.many().unicast().onBackpressureBuffer();
 
@@ -101,11 +114,12 @@ final class SocketConnection {
 			.onBackpressureDrop()
 			.filter((tick) -> System.nanoTime() - this.lastSent >= ping.toNanos() / 2)
 			.map((tick) -> "{\"type\":\"ping\"}");
-		Flux<String> outbound = Flux.merge(1, this.answers.asFlux(),
+		Flux<String> outbound = Flux.merge(1, this.answers.asFlux().doOnNext((frame) -> answerTaken()),
 				this.followed.asFlux().flatMap((frames) -> frames, this.shared.settings().maxSubscriptionsPerSocket() + 1, 1),
 				pings);
 		// a frame's buffer is released once received: copy it before it waits its turn
-		Mono<Void> input = this.socket.receive().map(Received::of).concatMap(this::handle, 1).then();
+		Mono<Void> input = this.socket.receive().map(Received::of).concatMap((frame) -> handle(frame).flatMap(this::answer), 1)
+			.then();
 		// when the application stops, what is queued is sent, then the socket closes as going away; when
 		// the caller's credentials expire, it closes saying so, and the client opens another with its own
 		AtomicReference<CloseStatus> closing = new AtomicReference<>(CloseStatus.GOING_AWAY);
@@ -137,18 +151,18 @@ final class SocketConnection {
 
 	}
 
-	private Mono<Void> handle(Received message) {
+	/** The answer to a frame, if it has one. */
+	private Mono<String> handle(Received message) {
 		if (message.type() != WebSocketMessage.Type.TEXT) {
 			if (message.type() == WebSocketMessage.Type.BINARY) {
-				answer(this.shared.wire().errorFrame(null, null, ErrorCode.INVALID_PAYLOAD,
+				return Mono.just(this.shared.wire().errorFrame(null, null, ErrorCode.INVALID_PAYLOAD,
 						"frames are JSON text; a binary frame was sent"));
 			}
 			return Mono.empty();
 		}
 		if (message.size() > this.shared.wire().limits().maxBytes()) {
 			A2Exception tooLarge = this.shared.wire().tooLarge("the frame", message.size());
-			answer(this.shared.wire().errorFrame(null, null, tooLarge.code(), String.valueOf(tooLarge.getMessage())));
-			return Mono.empty();
+			return Mono.just(this.shared.wire().errorFrame(null, null, tooLarge.code(), String.valueOf(tooLarge.getMessage())));
 		}
 		byte[] bytes = message.bytes();
 		JsonNode[] ref = { null };
@@ -165,20 +179,19 @@ final class SocketConnection {
 				case "presence" -> presence(frame);
 				case "ping" -> {
 					Wire.onlyMembers(frame, "the ping frame", PING_FRAME_MEMBERS);
-					answer("{\"type\":\"pong\"}");
-					yield Mono.<Void>empty();
+					yield Mono.just("{\"type\":\"pong\"}");
 				}
-				default -> Mono.<Void>error(new A2Exception(ErrorCode.INVALID_PAYLOAD, "unknown frame type '" + type
+				default -> Mono.<String>error(new A2Exception(ErrorCode.INVALID_PAYLOAD, "unknown frame type '" + type
 						+ "'; expected subscribe, unsubscribe, push, presence or ping"));
 			};
 		}).onErrorResume((ex) -> {
 			A2Exception error = WebErrors.asA2(ex, this.shared.wire());
-			answer(this.shared.wire().errorFrame(ref[0], session[0], error.code(), String.valueOf(error.getMessage())));
-			return Mono.empty();
+			return Mono.just(this.shared.wire().errorFrame(ref[0], session[0], error.code(), String.valueOf(error.getMessage())));
 		});
 	}
 
-	private Mono<Void> subscribe(JsonNode frame) {
+	/** No answer of its own: {@code subscribed} is the first of the session's frames. */
+	private Mono<String> subscribe(JsonNode frame) {
 		Wire.onlyMembers(frame, "the subscribe frame", SUBSCRIBE_FRAME_MEMBERS);
 		String id = sessionId(frame);
 		JsonNode afterNode = frame.get("after");
@@ -202,7 +215,7 @@ final class SocketConnection {
 		return onStore(() -> {
 			Session session = this.shared.access().open(this.caller, A2Access.of(A2Permission.READ, this.contract, id));
 			return this.shared.server().eventStore().head(this.contract, session.id()).lastIndex();
-		}).doOnNext((head) -> follow(id, from, head)).then();
+		}).doOnNext((head) -> follow(id, from, head)).then(Mono.empty());
 	}
 
 	private void follow(String id, long after, long head) {
@@ -262,19 +275,18 @@ final class SocketConnection {
 		this.followed.tryEmitNext(frames);
 	}
 
-	private Mono<Void> unsubscribe(JsonNode frame) {
+	private Mono<String> unsubscribe(JsonNode frame) {
 		Wire.onlyMembers(frame, "the unsubscribe frame", UNSUBSCRIBE_FRAME_MEMBERS);
 		String id = sessionId(frame);
 		Sinks.Empty<Void> end = this.subscriptions.remove(id);
 		if (end != null) {
 			end.tryEmitEmpty();
 		}
-		answer(this.shared.wire().frame("unsubscribed", id, (json) -> {
+		return Mono.just(this.shared.wire().frame("unsubscribed", id, (json) -> {
 		}));
-		return Mono.empty();
 	}
 
-	private Mono<Void> push(JsonNode frame, @Nullable JsonNode ref) {
+	private Mono<String> push(JsonNode frame, @Nullable JsonNode ref) {
 		String id = sessionId(frame);
 		Wire.onlyMembers(frame, "the push frame", PUSH_FRAME_MEMBERS);
 		List<NewEvent> events = this.shared.wire().readEvents(frame);
@@ -286,16 +298,17 @@ final class SocketConnection {
 				.highCardinalityKeyValue(A2Observations.SESSION, session.id())
 				.observe(() -> session.append(events, presence));
 			return this.shared.wire().ackFrame(ref, stored);
-		}).doOnNext(this::answer).then();
+		});
 	}
 
-	private Mono<Void> presence(JsonNode frame) {
+	/** No answer unless refused: the write reaches every subscriber as a presence frame. */
+	private Mono<String> presence(JsonNode frame) {
 		String id = sessionId(frame);
 		PresenceWrite write = PresenceWrites.read(frame, this.caller, "", "the presence frame", PRESENCE_FRAME_MEMBERS);
 		return onStore(() -> {
 			this.shared.access().open(this.caller, A2Access.presence(this.contract, id, write)).presence(write);
 			return "";
-		}).then();
+		}).then(Mono.empty());
 	}
 
 	/** A body's members with those every frame has. */
@@ -314,9 +327,31 @@ final class SocketConnection {
 		return Mono.fromCallable(work).subscribeOn(this.shared.scheduler());
 	}
 
-	private void answer(String frame) {
-		if (this.answers.tryEmitNext(frame).isFailure()) {
-			this.socket.close(new CloseStatus(1008, "the client does not read its answers")).subscribe();
+	/**
+	 * Queues an answer for the socket; completes when the next frame may be read: at once while fewer than
+	 * {@link #PENDING_ANSWERS} wait, else once the socket took one. Called for one frame at a time.
+	 */
+	private Mono<Void> answer(String frame) {
+		this.pendingAnswers.incrementAndGet();
+		this.answers.tryEmitNext(frame);
+		if (this.pendingAnswers.get() < PENDING_ANSWERS) {
+			return Mono.empty();
+		}
+		Sinks.Empty<Void> taken = Sinks.empty();
+		this.room.set(taken);
+		// the socket may have taken answers before the waiter was set, and found none to tell
+		if (this.pendingAnswers.get() < PENDING_ANSWERS && this.room.compareAndSet(taken, null)) {
+			return Mono.empty();
+		}
+		return taken.asMono();
+	}
+
+	/** The socket took an answer: a reading of frames waiting for room goes on. */
+	private void answerTaken() {
+		this.pendingAnswers.decrementAndGet();
+		Sinks.Empty<Void> waiting = this.room.getAndSet(null);
+		if (waiting != null) {
+			waiting.tryEmitEmpty();
 		}
 	}
 

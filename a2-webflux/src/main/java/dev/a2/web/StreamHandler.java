@@ -24,6 +24,7 @@ import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
+import reactor.core.publisher.Sinks;
 import reactor.core.scheduler.Scheduler;
 
 import org.springframework.http.MediaType;
@@ -143,7 +144,12 @@ final class StreamHandler {
 		}
 		Flux<ServerSentEvent<String>> presence = this.presence.presence(contract, session.id())
 			.map(this::presenceFrame);
-		Flux<ServerSentEvent<String>> pings = Flux.interval(this.settings.ping())
+		// pings keep a stream open once it has begun: one sent before the first frame began the answer (200)
+		// with the first read still to come, so a stream opened while PostgreSQL was unreachable answered 200,
+		// pings, then an error comment, instead of 503 STORE_UNAVAILABLE (the pool waits longer than a ping)
+		Sinks.Empty<Void> firstFrame = Sinks.empty();
+		Flux<ServerSentEvent<String>> pings = firstFrame.asMono()
+			.thenMany(Flux.interval(this.settings.ping()))
 			.onBackpressureDrop()
 			.map((tick) -> ServerSentEvent.<String>builder().comment("ping").build());
 		Observation observation = Observation.createNotStarted(A2Observations.STREAM, this.observations)
@@ -154,7 +160,10 @@ final class StreamHandler {
 		AtomicBoolean begun = new AtomicBoolean();
 		return Flux.merge(1, events, presence, pings)
 			.takeUntilOther(this.connections.stopping())
-			.doOnNext((frame) -> begun.set(true))
+			.doOnNext((frame) -> {
+				begun.set(true);
+				firstFrame.tryEmitEmpty();
+			})
 			.onErrorResume((ex) -> ended(session, ex, begun.get(), observation))
 			.doOnSubscribe((subscription) -> {
 				observation.start();
@@ -175,7 +184,8 @@ final class StreamHandler {
 	 */
 	private Flux<ServerSentEvent<String>> ended(Session session, Throwable ex, boolean begun, Observation observation) {
 		if (!begun) {
-			return Flux.error(ex);
+			// nothing sent yet: answered as a request, in A2's error shape (A2WebExceptionHandler)
+			return Flux.error(WebErrors.asA2(ex, this.wire));
 		}
 		observation.error(ex);
 		A2Exception error = WebErrors.asA2(ex, this.wire);

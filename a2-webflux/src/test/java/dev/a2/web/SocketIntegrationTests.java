@@ -17,6 +17,7 @@ import org.springframework.http.ResponseEntity;
 import org.springframework.web.reactive.function.client.WebClient;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 /** The WebSocket protocol of §10 on a real server, with a real WebSocket client. */
 class SocketIntegrationTests {
@@ -171,6 +172,35 @@ class SocketIntegrationTests {
 		}
 	}
 
+	/**
+	 * A client that reads gets the answer to every frame however many it sends at once: the answers
+	 * waited in a queue of 256 apart from what the client sent, and a burst filled it before the socket
+	 * could send them, which closed the socket (1008, "does not read its answers") with its input unread.
+	 */
+	@Test
+	void aClientThatReadsIsAnsweredEveryFrameOfABurst() {
+		try (TestSocket socket = new TestSocket(port, "chat")) {
+			for (int i = 0; i < 1000; i++) {
+				socket.send("{\"type\":\"ping\"}");
+			}
+			for (int i = 0; i < 300; i++) {
+				socket.send("{\"type\":\"subscribe\",\"session\":\"burst-" + i + "\"}");
+			}
+			await().atMost(Duration.ofSeconds(60)).until(() -> count(socket, "pong") == 1000 && count(socket, "error") == 297
+					|| socket.closeStatus.get() != null);
+			assertThat(socket.closeStatus.get()).as("how the server closed the socket").isNull();
+			assertThat(count(socket, "subscribed")).as("this instance's most subscriptions per socket").isEqualTo(3);
+			assertThat(socket.received.stream().filter(TestSocket.type("error")))
+				.allSatisfy((error) -> assertThat(error.path("error").path("message").asString()).contains("follows 3 sessions already"));
+			socket.send("{\"type\":\"ping\"}");
+			await().atMost(Duration.ofSeconds(20)).until(() -> count(socket, "pong") == 1001);
+		}
+	}
+
+	private static long count(TestSocket socket, String type) {
+		return socket.received.stream().filter(TestSocket.type(type)).count();
+	}
+
 	@Test
 	void pathsNoRouteTakesUnderAWebFluxBasePathAreNamedAsSent() {
 		WebClient underBasePath = WebClient.create("http://localhost:" + portUnderBasePath);
@@ -250,9 +280,7 @@ class SocketIntegrationTests {
 			WebClient client = WebCalls.client(app);
 			WebCalls.push(client, "steady", "first");
 			WebCalls.push(client, "broken", "stored before the fault");
-			client.put().uri("/a2/chat/sessions/broken/presence").contentType(MediaType.APPLICATION_JSON)
-				.bodyValue("{\"participant\":\"ann\",\"values\":{\"typing\":true}}")
-				.retrieve().toBodilessEntity().block(Duration.ofSeconds(30));
+			WebCalls.typing(client, "broken", "ann");
 			ReadFaults.admin("""
 					CREATE FUNCTION SCHEMA.readable(session text) RETURNS boolean LANGUAGE plpgsql AS $f$
 					BEGIN

@@ -71,4 +71,48 @@ class StreamStoreFaultIntegrationTests {
 		}
 	}
 
+	/**
+	 * A stream whose session cannot be read at all (as while PostgreSQL is unreachable: the pool waits for
+	 * a connection longer than a ping) is answered with the error, as any request. Its pings began the
+	 * answer first: 200, pings, then the error as a comment.
+	 */
+	@Test
+	void aStreamWhoseFirstReadFailsSlowlyIsAnsweredWithTheErrorNotA200() throws Exception {
+		try (Instances instances = new Instances("stream_unopened")) {
+			String schema = instances.schema();
+			ReadFaults.allowFaultyRole(schema);
+			ConfigurableApplicationContext a = instances.start(ChatApplication.class, ReadFaults.READ_AS_FAULTY_ROLE,
+					"a2.web.ping=100ms");
+			ConfigurableApplicationContext b = instances.start(ChatApplication.class);
+			WebClient writes = WebCalls.client(b);
+			WebCalls.push(writes, "unopened", "unreadable");
+			// a presence row too, so that reading the session's presence fails as every read does in an outage
+			WebCalls.typing(writes, "unopened", "ann");
+			ReadFaults.admin("""
+					CREATE FUNCTION SCHEMA.reachable(session text) RETURNS boolean LANGUAGE plpgsql AS $f$
+					BEGIN
+					    IF session = 'unopened' THEN
+					        PERFORM pg_sleep(1);
+					        RAISE EXCEPTION 'session % cannot be read', session;
+					    END IF;
+					    RETURN true;
+					END $f$""".replace("SCHEMA", schema),
+					"ALTER TABLE " + schema + ".a2_event ENABLE ROW LEVEL SECURITY",
+					"ALTER TABLE " + schema + ".a2_event FORCE ROW LEVEL SECURITY",
+					"CREATE POLICY reads ON " + schema + ".a2_event FOR SELECT USING (" + schema + ".reachable(session_id))",
+					"ALTER TABLE " + schema + ".a2_presence ENABLE ROW LEVEL SECURITY",
+					"ALTER TABLE " + schema + ".a2_presence FORCE ROW LEVEL SECURITY",
+					"CREATE POLICY reads ON " + schema + ".a2_presence FOR SELECT USING (" + schema + ".reachable(session_id))");
+
+			HttpResponse<String> response = HttpClient.newHttpClient()
+				.sendAsync(HttpRequest.newBuilder(URI.create("http://localhost:" + Instances.port(a)
+						+ "/a2/chat/sessions/unopened/stream"))
+					.header("Accept", "text/event-stream")
+					.build(), HttpResponse.BodyHandlers.ofString())
+				.get(60, TimeUnit.SECONDS);
+			assertThat(response.statusCode()).as("the status, with %s", response.body()).isEqualTo(500);
+			assertThat(response.body()).contains("\"INTERNAL\"").doesNotContain("ping");
+		}
+	}
+
 }

@@ -74,6 +74,17 @@ final class WebCalls {
 			.block(Duration.ofSeconds(30));
 	}
 
+	/** Writes {@code participant}'s {@code typing: true}, waiting for the answer. */
+	static void typing(WebClient client, String session, String participant) {
+		client.put()
+			.uri("/a2/chat/sessions/{session}/presence", session)
+			.contentType(MediaType.APPLICATION_JSON)
+			.bodyValue("{\"participant\":\"" + participant + "\",\"values\":{\"typing\":true}}")
+			.retrieve()
+			.toBodilessEntity()
+			.block(Duration.ofSeconds(30));
+	}
+
 	/** The indexes of an events frame. */
 	static List<Long> indexes(ServerSentEvent<String> event) {
 		List<Long> indexes = new ArrayList<>();
