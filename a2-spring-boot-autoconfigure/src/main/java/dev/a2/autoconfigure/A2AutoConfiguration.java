@@ -69,6 +69,13 @@ public final class A2AutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
+	@ConditionalOnProperty(name = "a2.store.initialize-schema", havingValue = "never")
+	A2SchemaCheck a2SchemaCheck(ObjectProvider<DataSource> dataSource) {
+		return new A2SchemaCheck(requireDataSource(dataSource));
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
 	EventStore a2EventStore(ObjectProvider<DataSource> dataSource,
 			ObjectProvider<PlatformTransactionManager> transactionManager, ObjectProvider<Clock> clock,
 			A2Properties properties) {

@@ -67,7 +67,7 @@ public class A2DrainLifecycle implements SmartLifecycle {
 		}
 		catch (RuntimeException ex) {
 			if (!this.outage.failed(ex)) {
-				logger.warn("A2's sweep failed; it runs again in " + this.interval, ex);
+				logger.warn("A2's sweep failed; it runs again in " + this.interval.toMillis() + " ms", ex);
 			}
 		}
 	}

@@ -55,6 +55,11 @@ public class A2Endpoint {
 
 	private static final MimeType HTML = MimeType.valueOf("text/html;charset=UTF-8");
 
+	/** The query parameters each part takes. */
+	private static final Map<String, List<String>> PART_PARAMETERS = Map.of("dead-letters",
+			List.of("consumer", "contract", "limit", "session"), "events", List.of("after", "contract", "limit", "session"),
+			"console", List.of());
+
 	private final A2Server server;
 
 	private final A2Authorizer authorizer;
@@ -132,6 +137,22 @@ public class A2Endpoint {
 	public WebEndpointResponse<Object> part(@Selector String part, @Nullable String contract, @Nullable String session,
 			@Nullable String consumer, @Nullable String after, @Nullable String limit, @Nullable Principal caller) {
 		try {
+			// the parts share one operation's parameters: each takes only its own ("dead-letters?after=5" was
+			// read as if the filter were not there)
+			List<String> given = new ArrayList<>();
+			String[][] parameters = { { "after", after }, { "consumer", consumer }, { "contract", contract },
+					{ "limit", limit }, { "session", session } };
+			for (String[] parameter : parameters) {
+				if (parameter[1] != null && !PART_PARAMETERS.getOrDefault(part, List.of()).contains(parameter[0])) {
+					given.add("'" + parameter[0] + "'");
+				}
+			}
+			List<String> own = parameters(part);
+			if (!given.isEmpty() && own != null) {
+				// as A2EndpointFields answers a parameter no part has
+				return error(400, ErrorCode.INVALID_PAYLOAD.name(), "this read of the a2 endpoint has no parameter "
+						+ String.join(", ", given) + "; its parameters are " + (own.isEmpty() ? "none" : String.join(", ", own)));
+			}
 			int pageLimit = (limit != null) ? limit(limit) : DEFAULT_LIMIT;
 			Long afterNumber = number("after", after);
 			return switch (part) {
@@ -146,6 +167,11 @@ public class A2Endpoint {
 		catch (A2Exception ex) {
 			return error(ex);
 		}
+	}
+
+	/** The query parameters a part of the endpoint takes, or {@code null} for no such part. */
+	static @Nullable List<String> parameters(String part) {
+		return PART_PARAMETERS.get(part);
 	}
 
 	private WebEndpointResponse<Object> deadLetters(@Nullable Principal caller, @Nullable String contract,

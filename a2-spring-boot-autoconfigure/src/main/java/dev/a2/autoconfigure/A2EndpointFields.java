@@ -63,13 +63,21 @@ final class A2EndpointFields implements OperationInvokerAdvisor {
 		};
 	}
 
-	/** The fields a caller gives: the operation's parameters but its selector and what Boot resolves itself. */
+	/**
+	 * The fields a caller gives: the operation's parameters but its selector and what Boot resolves itself;
+	 * of a part of the endpoint, the part's own.
+	 */
 	private static Set<String> fields(List<OperationParameter> declared, InvocationContext context) {
 		Set<String> fields = new TreeSet<>();
 		for (OperationParameter parameter : declared) {
 			if (parameter.getAnnotation(Selector.class) == null && !context.canResolve(parameter.getType())) {
 				fields.add(parameter.getName());
 			}
+		}
+		Object part = context.getArguments().get("part");
+		List<String> own = (part instanceof String name) ? A2Endpoint.parameters(name) : null;
+		if (own != null) {
+			fields.retainAll(own);
 		}
 		return fields;
 	}

@@ -59,7 +59,7 @@ public class A2Properties implements InitializingBean {
 			.notNegative("a2.drain.stop-grace", this.drain.stopGrace)
 			.positive("a2.presence.ttl", this.presence.ttl)
 			.positive("a2.web.ping", this.web.ping)
-			.positive("a2.web.max-push-bytes", this.web.maxPushBytes)
+			.bodySize("a2.web.max-push-bytes", this.web.maxPushBytes)
 			.atLeast("a2.web.max-events-per-push", this.web.maxEventsPerPush, 1)
 			.atLeast("a2.web.max-json-depth", this.web.maxJsonDepth, 1)
 			.atLeast("a2.web.max-string-length", this.web.maxStringLength, 1)
@@ -71,6 +71,9 @@ public class A2Properties implements InitializingBean {
 			.positive("a2.ai.flush-interval", this.ai.flushInterval)
 			.atLeast("a2.ai.flush-tokens", this.ai.flushTokens, 1)
 			.atLeast("a2.ai.max-steps", this.ai.maxSteps, 1)
+			// empty, no one could operate (every operator refused), and the assistant's status had no writer
+			.notBlank("a2.security.operator-authority", this.security.operatorAuthority)
+			.notBlank("a2.ai.participant", this.ai.participant)
 			.throwIfWrong();
 	}
 

@@ -9,14 +9,14 @@ import dev.a2.store.WorkStore;
 import org.springframework.boot.sql.init.dependency.AbstractBeansOfTypeDependsOnDatabaseInitializationDetector;
 
 /**
- * Makes A2's stores wait for every database initializer: A2's own migrations and the application's
- * Flyway, Liquibase or SQL scripts.
+ * Makes A2's stores, and its check of a schema it does not apply itself, wait for every database
+ * initializer: A2's own migrations and the application's Flyway, Liquibase or SQL scripts.
  */
 class A2StoreDependsOnDatabaseInitializationDetector extends AbstractBeansOfTypeDependsOnDatabaseInitializationDetector {
 
 	@Override
 	protected Set<Class<?>> getDependsOnDatabaseInitializationBeanTypes() {
-		return Set.of(EventStore.class, SnapshotStore.class, WorkStore.class);
+		return Set.of(A2SchemaCheck.class, EventStore.class, SnapshotStore.class, WorkStore.class);
 	}
 
 }

@@ -41,9 +41,22 @@ final class PropertyChecks {
 		return this;
 	}
 
-	PropertyChecks positive(String property, @Nullable DataSize value) {
-		if (value == null || value.toBytes() < 1) {
-			this.wrong.add(property + " must be at least 1B (such as 256KB), was " + ((value != null) ? value : "empty"));
+	/**
+	 * A size of a body held in memory: from 1 byte to the most an array holds. A larger one was taken,
+	 * and read as a negative limit that refused every push ("at most -2147483648 are accepted").
+	 */
+	PropertyChecks bodySize(String property, @Nullable DataSize value) {
+		if (value == null || value.toBytes() < 1 || value.toBytes() > Integer.MAX_VALUE) {
+			this.wrong.add(property + " must be from 1B to " + Integer.MAX_VALUE + "B (such as 256KB), was "
+					+ ((value != null) ? value : "empty"));
+		}
+		return this;
+	}
+
+	/** A name that must say something: an empty one was taken, and then matched nothing and no one. */
+	PropertyChecks notBlank(String property, @Nullable String value) {
+		if (value == null || value.isBlank()) {
+			this.wrong.add(property + " must not be empty");
 		}
 		return this;
 	}

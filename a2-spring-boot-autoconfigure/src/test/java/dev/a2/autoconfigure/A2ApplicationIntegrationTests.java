@@ -287,7 +287,16 @@ class A2ApplicationIntegrationTests {
 			.expectStatus().isBadRequest()
 			.expectBody().jsonPath("$.error.code").isEqualTo("INVALID_PAYLOAD")
 			.jsonPath("$.error.message").isEqualTo("this read of the a2 endpoint has no parameter 'sesion'; its parameters are "
-					+ "after, consumer, contract, limit, session");
+					+ "consumer, contract, limit, session");
+		// a parameter of another part is no filter of this one: it was read as if it were not there
+		this.http.get().uri("/actuator/a2/dead-letters?contract=orders&after=5").exchange()
+			.expectStatus().isBadRequest()
+			.expectBody().jsonPath("$.error.message").isEqualTo("this read of the a2 endpoint has no parameter 'after'; its "
+					+ "parameters are consumer, contract, limit, session");
+		this.http.get().uri("/actuator/a2/events?contract=orders&session=order-1&consumer=shipper").exchange()
+			.expectStatus().isBadRequest()
+			.expectBody().jsonPath("$.error.message").isEqualTo("this read of the a2 endpoint has no parameter 'consumer'; its "
+					+ "parameters are after, contract, limit, session");
 		this.http.get().uri("/actuator/a2?verbose=true").exchange()
 			.expectStatus().isBadRequest()
 			.expectBody().jsonPath("$.error.message")

@@ -16,6 +16,7 @@ import dev.a2.Session;
 import dev.a2.store.EventStore;
 import dev.a2.store.SnapshotStore;
 import dev.a2.store.postgres.PostgresEventStore;
+import dev.a2.store.postgres.PostgresSchema;
 import dev.a2.test.TestPostgres;
 import jakarta.validation.constraints.NotBlank;
 import org.junit.jupiter.api.AfterEach;
@@ -155,9 +156,12 @@ class A2AutoConfigurationIntegrationTests {
 			a2.web.poll=0s              | a2.web.poll must be longer than 0 (such as 1s), was 0s
 			a2.web.reauthorize-every=-1m | a2.web.reauthorize-every must be 0 or longer, was -60s
 			a2.web.store-threads=0      | a2.web.store-threads must be at least 1, was 0
-			a2.web.max-push-bytes=0     | a2.web.max-push-bytes must be at least 1B (such as 256KB), was 0B
+			a2.web.max-push-bytes=0     | a2.web.max-push-bytes must be from 1B to 2147483647B (such as 256KB), was 0B
+			a2.web.max-push-bytes=10GB  | a2.web.max-push-bytes must be from 1B to 2147483647B (such as 256KB), was 10737418240B
 			a2.drain.retry-max=-1500ms  | a2.drain.retry-max must be 0 or longer, was -1500ms
 			a2.ai.flush-interval=0ms    | a2.ai.flush-interval must be longer than 0 (such as 1s), was 0s
+			a2.security.operator-authority= | a2.security.operator-authority must not be empty
+			a2.ai.participant=          | a2.ai.participant must not be empty
 			""")
 	void aValueThatCannotWorkFailsTheStartUpSayingWhatItMustBe(String setting, String message) {
 		this.runner.withUserConfiguration(ChatContract.class)
@@ -211,15 +215,28 @@ class A2AutoConfigurationIntegrationTests {
 		});
 	}
 
+	/**
+	 * never leaves the database alone, and a start-up on tables nobody made fails saying so: it started,
+	 * and then failed every push, read and sweep with "relation a2_session does not exist".
+	 */
 	@Test
-	void initializeSchemaNeverLeavesTheDatabaseAlone() {
+	void initializeSchemaNeverLeavesTheDatabaseAloneAndStartsOnlyOnceTheMigrationsWereApplied() {
 		this.runner.withPropertyValues("a2.store.initialize-schema=never").run((context) -> {
-			assertThat(context).doesNotHaveBean(A2SchemaInitializer.class);
+			assertThat(context).hasFailed();
+			assertThat(context.getStartupFailure()).rootCause()
+				.hasMessageStartingWith("A2's tables lack migration(s) V1 (sessions events snapshots), V2 (")
+				.hasMessageContaining("a2.store.initialize-schema=never leaves them to the application");
 			assertThat(JdbcClient.create(this.dataSource)
 				.sql("SELECT count(*) FROM information_schema.tables WHERE table_name LIKE 'a2_%' AND table_schema = current_schema()")
 				.query(Long.class)
 				.single()).isZero();
 		});
+		PostgresSchema.migrate(this.dataSource);
+		this.runner.withPropertyValues("a2.store.initialize-schema=never").withUserConfiguration(ChatContract.class)
+			.run((context) -> {
+				assertThat(context).hasNotFailed().doesNotHaveBean(A2SchemaInitializer.class);
+				assertThat(context.getBean(A2Server.class).session("chat", "migrated").history(0, 10).events()).isEmpty();
+			});
 	}
 
 	@Test

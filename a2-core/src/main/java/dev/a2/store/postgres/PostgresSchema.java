@@ -6,9 +6,11 @@ import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.Comparator;
+import java.util.HashSet;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -60,6 +62,10 @@ public final class PostgresSchema {
 			)""";
 
 	private static final String APPLIED = "SELECT version, checksum FROM a2_schema_history";
+
+	private static final String APPLIED_VERSIONS = "SELECT version FROM a2_schema_history";
+
+	private static final String HISTORY_EXISTS = "SELECT to_regclass('a2_schema_history') IS NOT NULL";
 
 	private static final String RECORD = """
 			INSERT INTO a2_schema_history (version, description, checksum) VALUES (:version, :description, :checksum)""";
@@ -121,6 +127,21 @@ public final class PostgresSchema {
 			logger.info("Applied " + applied + " A2 schema migration(s)");
 		}
 		return (applied != null) ? applied : 0;
+	}
+
+	/**
+	 * The migrations the database lacks, in the schema the connections of {@code dataSource} use (all
+	 * of them where A2's tables were never made), each as {@code V<n> (<description>)}: for an application
+	 * that applies them itself, to find at start-up that it has not.
+	 */
+	public static List<String> missing(DataSource dataSource) {
+		JdbcClient jdbc = JdbcClient.create(dataSource);
+		boolean recorded = Boolean.TRUE.equals(jdbc.sql(HISTORY_EXISTS).query(Boolean.class).single());
+		Set<Integer> applied = recorded ? new HashSet<>(jdbc.sql(APPLIED_VERSIONS).query(Integer.class).list()) : Set.of();
+		return migrations().stream()
+			.filter((migration) -> !applied.contains(migration.version()))
+			.map((migration) -> "V" + migration.version() + " (" + migration.description() + ")")
+			.toList();
 	}
 
 	static List<Migration> migrations() {
