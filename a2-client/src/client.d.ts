@@ -283,9 +283,10 @@ export interface Reply {
   /**
    * thinking: begun, the model not streaming (a new attempt starts, tools run); streaming; then how it ended:
    * completed, stopped (a Stop), failed, or waiting (a tool waits for a person: see approvals). A Stop that comes
-   * while it waits ends it stopped.
+   * while it waits ends it stopped; once people's decisions have run every call it waited for, it is continued:
+   * the answer goes on in the reply to the decision, whose continues is this reply's replyTo.
    */
-  status: "thinking" | "streaming" | "completed" | "stopped" | "failed" | "waiting";
+  status: "thinking" | "streaming" | "completed" | "stopped" | "failed" | "waiting" | "continued";
   /** For the reply to a tool.approved or tool.rejected event: the replyTo of the reply whose call it answered. */
   continues?: number;
   /** When completed: as Spring AI names it (STOP, LENGTH…), null when the model told none. */

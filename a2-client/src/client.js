@@ -225,6 +225,7 @@ class A2Client {
     this.socketFrameLimit = Infinity;   // bytes of a frame the server closed a socket for (1009)
     const storage = options.outbox ?? (globalThis.indexedDB ? new IndexedDbOutbox() : new MemoryOutbox());
     this.outbox = new Outbox(this, storage);
+    this.siblings = new PresenceSiblings(this);
     if (globalThis.addEventListener && globalThis.document) {
       // the page goes: say goodbye to presence while the browser still sends (keepalive), and write none
       // until it is shown again: a timer of the page may still fire, and its write would bring it back
@@ -273,6 +274,7 @@ class A2Client {
     for (const session of [...this.sessions]) session.close();
     for (const line of [...this.sockets.values()]) line.close();
     this.outbox.close();
+    this.siblings.close();
     this.sockets.clear();
     if (this.onPageHide) globalThis.removeEventListener("pagehide", this.onPageHide);
     if (this.onPageShow) globalThis.removeEventListener("pageshow", this.onPageShow);
@@ -989,6 +991,7 @@ class Session {
 
   /** Writes the kept fields again (a keep-alive, or the view back); a failure is the view's `error` event. */
   writeKept() {
+    this.client.siblings.keeping(this, Object.keys(this.kept));
     this.writePresence(Object.assign({}, this.kept)).catch((e) => {
       // the server out of reach (or answering 5xx): said once, at the first failure, not at every keep-alive
       // while the outage lasts; a write that gets through again ends it. A refusal (403, INVALID_PAYLOAD)
@@ -1023,6 +1026,7 @@ class Session {
     clearInterval(this.keepTimer);
     this.keepTimer = null;
     if (Object.keys(this.kept).length === 0 || this.closed || this.client.hidden || this.status === "error") return;
+    this.client.siblings.keeping(this, Object.keys(this.kept));
     this.keepTimer = setInterval(() => this.writeKept(), Math.max(250, this.client.presenceTtl / 3));
   }
 
@@ -1033,7 +1037,10 @@ class Session {
    * again (`presenceBack`).
    */
   presenceGoodbye({ hiding = false } = {}) {
-    const fields = [...new Set([...Object.keys(this.kept), ...this.written])];
+    // a field another tab of this browser keeps alive for the same participant stays: it still shows it
+    const elsewhere = this.client.siblings.keptElsewhere(this);
+    this.client.siblings.left(this);
+    const fields = [...new Set([...Object.keys(this.kept), ...this.written])].filter((f) => !elsewhere.has(f));
     this.written = new Set();
     clearInterval(this.keepTimer);
     this.keepTimer = null;
@@ -1068,6 +1075,81 @@ class Session {
 }
 
 // ---------------------------------------------------------------------------------------------
+
+/**
+ * What the other tabs of this browser (or clients of this process) keep alive of the same participant's
+ * presence in the same sessions, as they tell it on a BroadcastChannel where there is one. The server holds
+ * one value per participant and field, so a tab that closed removed what another tab of the same person
+ * still showed: "Here now" lost ann until her other tab's next keep-alive.
+ */
+class PresenceSiblings {
+  constructor(client) {
+    this.client = client;
+    this.tab = newId();
+    this.kept = new Map();   // session key -> Map(tab -> { fields, until })
+    const Channel = globalThis.BroadcastChannel;
+    this.channel = typeof Channel === "function" ? new Channel("a2-presence") : null;
+    if (this.channel) {
+      this.channel.onmessage = (message) => this.heard(message.data);
+      if (typeof this.channel.unref === "function") this.channel.unref();   // Node: keeps no process alive
+    }
+  }
+
+  key(session) {
+    return JSON.stringify([this.client.baseUrl, session.contract, session.id, this.client.participant]);
+  }
+
+  /** Tells the other tabs which fields `session` keeps alive: they hold for a TTL unless told again. */
+  keeping(session, fields) {
+    this.post({ type: "keeping", key: this.key(session), tab: this.tab, fields, ttl: this.client.presenceTtl });
+  }
+
+  /** Tells them `session` keeps nothing any more (it closed, or the page went). */
+  left(session) {
+    this.post({ type: "left", key: this.key(session), tab: this.tab });
+  }
+
+  /** The fields another tab keeps alive now for this participant in `session`. */
+  keptElsewhere(session) {
+    const fields = new Set();
+    const tabs = this.kept.get(this.key(session));
+    if (!tabs) return fields;
+    const now = Date.now();
+    for (const [tab, kept] of tabs) {
+      if (kept.until < now) tabs.delete(tab);
+      else kept.fields.forEach((field) => fields.add(field));
+    }
+    return fields;
+  }
+
+  heard(message) {
+    if (!message || message.tab === this.tab || typeof message.key !== "string" || typeof message.tab !== "string") return;
+    let tabs = this.kept.get(message.key);
+    if (message.type === "keeping" && Array.isArray(message.fields)) {
+      if (!tabs) this.kept.set(message.key, tabs = new Map());
+      tabs.set(message.tab, { fields: message.fields, until: Date.now() + (Number(message.ttl) || 0) });
+    } else if (message.type === "left" && tabs) {
+      tabs.delete(message.tab);
+      // a tab that went before it heard of this one removed what this one keeps: written again at once
+      for (const session of this.client.sessions) {
+        if (this.key(session) === message.key && Object.keys(session.kept).length > 0 && session.keepTimer) session.writeKept();
+      }
+    }
+  }
+
+  post(message) {
+    try {
+      if (this.channel) this.channel.postMessage(message);
+    } catch (e) {
+      // a closed channel: nothing to tell
+    }
+  }
+
+  close() {
+    if (this.channel) this.channel.close();
+    this.channel = null;
+  }
+}
 
 /**
  * One WebSocket for every view of a contract: one subscription per session whatever the number of its views,
@@ -1581,8 +1663,12 @@ function replyFold(state) {
         const replyTo = calls.get(p.callId);
         const reply = replyTo !== undefined ? shown.get(replyTo) : undefined;
         if (!reply) return null;
-        return put({ ...reply, toolCalls: answered(reply.toolCalls, p.callId, answer),
-          approvals: answered(reply.approvals, p.callId, answer) });
+        const approvals = answered(reply.approvals, p.callId, answer);
+        // a person's decision ran the call (not a Stop, whose reply.stopped follows): once none of the reply's
+        // calls waits, nothing waits, and its answer goes on in the reply to the decision ("continues")
+        const continued = reply.status === "waiting" && answering.has(p.replyTo) && approvals.every((a) => a.result !== undefined);
+        return put({ ...reply, toolCalls: answered(reply.toolCalls, p.callId, answer), approvals,
+          ...(continued ? { status: "continued" } : {}) });
       }
       case "tool.approved":
       case "tool.rejected": {

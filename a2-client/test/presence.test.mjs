@@ -122,6 +122,33 @@ test("a typing write that reaches the server after the push that cleared it does
   assert.equal((await storedPresence(id)).ann.typing.value, false, "the earlier typing: true, arriving late, undid the push's typing: false");
 });
 
+test("a tab that closes leaves the presence another tab of the same participant keeps alive", { skip: NO_SERVER }, async (t) => {
+  const id = sessionId("two-tabs");
+  const watcher = client(t, { participant: "watcher" }).session("chat", id);
+  await until(watcher, (v) => v.status === "live");
+  // two tabs of ann's (two clients of this process, which share BroadcastChannels as a browser's tabs do)
+  const removals = [];
+  const recording = (url, init) => {
+    if (init && init.method === "PUT" && String(url).endsWith("/presence")) {
+      const body = JSON.parse(init.body);
+      if (body.values.online === null) removals.push(body);
+    }
+    return fetch(url, init);
+  };
+  const first = client(t, { participant: "ann", fetch: recording }).session("chat", id);
+  const second = client(t, { participant: "ann" }).session("chat", id);
+  await first.setPresence({ online: true });
+  await second.setPresence({ online: true });
+  await until(watcher, (v) => v.presence.ann && v.presence.ann.online, "ann online");
+
+  first.close();   // one tab of two goes: ann is still here
+  // the second tab has heard the first leave by the time a push of its own is answered
+  await second.push([message("still here", "ann")]);
+  second.close();  // the last goes: ann leaves
+  await until(watcher, (v) => !v.presence.ann, "ann gone once her last tab closed");
+  assert.deepEqual(removals, [], "the first tab to close removed ann's online while her other tab showed it");
+});
+
 test("a presence write that reaches the server after the view's goodbye does not bring the participant back", { skip: NO_SERVER }, async (t) => {
   const id = sessionId("late-goodbye");
   const network = lateWrites((body) => body.values.typing === true);

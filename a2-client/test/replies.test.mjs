@@ -98,12 +98,13 @@ test("a tool call that waits for approval: the person's answer, the tool's resul
         rejected: false })];
     let drawn = replies(after);
     assert.deepEqual([...drawn.keys()], [3], "the approval's run is a reply once it writes one");
+    assert.equal(drawn.get(3).status, "continued", "its one call ran: nothing waits");
     assert.deepEqual(drawn.get(3).toolCalls, [{ ...call, step: 0, result: "refunded", rejected: false }]);
     assert.deepEqual(drawn.get(3).approvals, [{ ...call, step: 0, decision: "approved", result: "refunded", rejected: false }]);
 
     drawn = replies([...after, stored("reply.delta", { replyTo: approved.index, step: 0, attempt: 1, text: "Done." }),
       stored("reply.completed", { replyTo: approved.index, step: 0, attempt: 1, finishReason: "STOP", usage: null })]);
-    assert.equal(drawn.get(3).status, "waiting", "the reply that asked ended asking");
+    assert.equal(drawn.get(3).status, "continued", "the reply that asked waits no more: its answer goes on in the approval's");
     assert.deepEqual(drawn.get(approved.index), { replyTo: approved.index, attempt: 1, text: "Done.", status: "completed",
       continues: 3, finishReason: "STOP", usage: null, toolCalls: [], approvals: [] });
 
@@ -112,6 +113,36 @@ test("a tool call that waits for approval: the person's answer, the tool's resul
       stored("tool.result", { replyTo: 4, step: 0, attempt: 1, callId: "c-2", name: "weather", result: "sunny", rejected: false })]);
     assert.equal(drawn.get(4).status, "thinking");
     assert.equal(drawn.get(4).toolCalls[0].result, "sunny");
+  });
+
+test("a reply that asked for two calls waits until decisions have run both, then is continued, and a Stop changes it no more",
+  () => {
+    const first = { callId: "call-a", name: "refund", arguments: "{\"order\":\"o-1\"}" };
+    const second = { callId: "call-b", name: "refund", arguments: "{\"order\":\"o-2\"}" };
+    const asked = stored("message.sent", { text: "@assistant refund both", author: "ann", thread: "ann" });
+    const events = [asked,
+      stored("tool.call", { replyTo: asked.index, step: 0, attempt: 1, ...first }),
+      stored("tool.call", { replyTo: asked.index, step: 0, attempt: 1, ...second }),
+      stored("tool.approval.requested", { replyTo: asked.index, step: 0, attempt: 1, ...first }),
+      stored("tool.approval.requested", { replyTo: asked.index, step: 0, attempt: 1, ...second })];
+    const approvedA = stored("tool.approved", { callId: "call-a" });
+    const oneRan = [...events, approvedA,
+      stored("tool.result", { replyTo: approvedA.index, step: 0, attempt: 1, ...first, result: "refunded o-1", rejected: false })];
+    assert.equal(replies(oneRan).get(asked.index).status, "waiting", "call-b still waits for a person");
+    const rejectedB = stored("tool.rejected", { callId: "call-b", reason: "not this one" });
+    const bothRan = [...oneRan, rejectedB,
+      stored("tool.result", { replyTo: rejectedB.index, step: 0, attempt: 1, ...second, result: "rejected: not this one",
+        rejected: true })];
+    const drawn = replies(bothRan).get(asked.index);
+    assert.equal(drawn.status, "continued");
+    assert.deepEqual(drawn.approvals.map((a) => [a.decision, a.result]),
+      [["approved", "refunded o-1"], ["rejected", "rejected: not this one"]]);
+    // a Stop now finds nothing waiting: the server writes no end for the reply, and one written anyway changes nothing
+    const fold = createReplies();
+    bothRan.forEach((event) => fold.apply(event));
+    assert.equal(fold.apply(stored("stop.requested", { thread: "ann" })), null);
+    assert.equal(fold.apply(stored("reply.stopped", { replyTo: asked.index, step: 0, attempt: 1, reason: "late", usage: null })),
+      null);
   });
 
 test("a Stop while a reply waits for approval ends it stopped: its approvals wait no more, and a later approval changes nothing",
@@ -204,6 +235,7 @@ test("a pizza waits for approval, and the approved call's run continues the repl
     }, "the approved call's reply to end");
     assert.equal(answer.continues, index);
     const asked = replies(room.view.events).get(index);
+    assert.equal(asked.status, "continued", "the reply that asked waits no more");
     assert.equal(asked.approvals[0].decision, "approved");
     assert.match(asked.approvals[0].result, /^Pizza order #\d+ placed/);
     assert.equal(answer.text, (await storedReply(id, approved.index)).text);
