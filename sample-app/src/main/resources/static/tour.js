@@ -6,8 +6,9 @@ import { createClient, createReplies } from "/a2/client.js";
 
 const params = new URLSearchParams(location.search);
 const room = params.get("room") || "lobby";
-const me = params.get("name") || localStorage.getItem("a2-tour-name") || "guest-" + Math.random().toString(36).slice(2, 6);
-localStorage.setItem("a2-tour-name", me);
+// kept per tab (sessionStorage): a reload keeps this window's name, and another window's ?name= is not taken
+const me = params.get("name") || sessionStorage.getItem("a2-tour-name") || "guest-" + Math.random().toString(36).slice(2, 6);
+sessionStorage.setItem("a2-tour-name", me);
 const $ = (id) => document.getElementById(id);
 
 const a2 = createClient({ participant: me, presenceTtl: 30000 });   // the sample's a2.presence.ttl
@@ -62,7 +63,7 @@ const answers = createReplies();
 const replies = new Map();         // replyTo index -> the reply's element
 const replyThreads = new Map();    // index of a message -> its thread, where the reply to it belongs
 const CLASSES = { thinking: "streaming", streaming: "streaming", completed: "done", stopped: "stopped", failed: "failed",
-  waiting: "waiting" };
+  waiting: "waiting", continued: "done" };
 
 function drawReply(reply) {
   let li = replies.get(reply.replyTo);
@@ -115,6 +116,7 @@ function renderAssistant(event) {
   const mine = [...replies.values()].some((li) => li.dataset.thread === me
     && (li.classList.contains("streaming") || li.classList.contains("waiting")));
   $("stop").hidden = !mine;
+  if (!mine) $("stop").disabled = false;
 }
 // ---------------------------------------------------------------------------------------------------
 
@@ -166,7 +168,9 @@ chat.on("failed", ({ events, error }) => {
 chat.view.pending.filter((e) => e.type === "message.sent").forEach(showMessage);   // from the outbox of an earlier load
 chat.on("presence", renderPeople);
 chat.on("state", ({ state }) => {
-  $("summary").textContent = state.messages + " messages · " + state.replies + " replies";
+  const count = (n, one, many) => n + " " + (n === 1 ? one : many);
+  $("summary").textContent = count(state.messages, "message", "messages") + " · "
+    + count(state.replies, "reply completed", "replies completed");
 });
 chat.on("cleared", (index) => {
   $("messages").replaceChildren();
@@ -174,14 +178,16 @@ chat.on("cleared", (index) => {
   replies.clear();
   answers.clear();
   $("stop").hidden = true;
+  $("stop").disabled = false;
   const li = document.createElement("li");
   li.className = "notice";
   li.textContent = "The room was cleared (marker " + index + ").";
   show(li);
 });
 chat.on("status", (status, error) => {
+  // an error is told whole: "INVALID_PAYLOAD" alone does not say the room's name is what is wrong
   const label = { connecting: "connecting…", live: "live", reconnecting: "reconnecting…", closed: "closed" }[status]
-    || (error ? error.code : status);
+    || (error ? error.code + ": " + error.message : status);
   $("connection").textContent = label;
   $("connection").className = "connection" + (status === "live" ? " live" : "");
   $("connection").title = error ? error.message : "";
@@ -225,7 +231,10 @@ $("composer").onsubmit = (e) => {
   chat.push([{ type: "message.sent", payload: { text, author: me, thread: me } }], { presence: { typing: false } })
     .catch(() => {});
 };
-$("stop").onclick = () => chat.push([{ type: "stop.requested", payload: { thread: me } }]).catch(() => {});
+$("stop").onclick = () => {
+  $("stop").disabled = true;   // one Stop: the button goes once the reply has ended
+  chat.push([{ type: "stop.requested", payload: { thread: me } }]).catch(() => { $("stop").disabled = false; });
+};
 $("count").onclick = async () => {
   const answer = await call("GET", "/rooms/" + encodeURIComponent(room) + "/words");
   $("words").textContent = answer.words + " words (through event " + answer.through + ")";

@@ -5,6 +5,7 @@ import java.util.Objects;
 import java.util.concurrent.Callable;
 
 import dev.a2.A2Server;
+import dev.a2.Session;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Schedulers;
 
@@ -41,8 +42,9 @@ class TourController {
 	@GetMapping("/rooms/{room}/words")
 	Mono<Map<String, Object>> words(@PathVariable String room) {
 		return blocking(() -> {
-			long through = this.a2.session("chat", room).consume("word-count");
-			return Map.of("room", room, "through", through, "words", this.words.words(room));
+			Session session = this.a2.session("chat", room);
+			long through = session.consume("word-count");
+			return Map.of("room", room, "through", through, "words", this.words.words(session));
 		});
 	}
 

@@ -153,6 +153,25 @@ class SampleApplicationIntegrationTests {
 			.jsonPath("$.through").value((Integer through) -> assertThat(through).isGreaterThanOrEqualTo(2));
 	}
 
+	/** "Clear the room" starts it over, its word count too: the words of the messages before it counted on. */
+	@Test
+	void theWordCountStartsOverWithAClear() {
+		push("recounted", message("one two three", "ann"));
+		assertWords("recounted", 3);
+		this.http.delete().uri("/a2/chat/sessions/recounted").exchange().expectStatus().isOk();
+		assertWords("recounted", 0);
+		push("recounted", message("four five", "bob"));
+		assertWords("recounted", 2);
+		push("recounted", message("six", "ann"));
+		assertWords("recounted", 3);
+	}
+
+	private void assertWords(String room, int words) {
+		this.http.get().uri("/rooms/" + room + "/words").exchange()
+			.expectStatus().isOk()
+			.expectBody().jsonPath("$.words").isEqualTo(words);
+	}
+
 	@Test
 	void aRefusedWordDeadLettersItsMessageBlocksTheRoomAndARetryUnblocksIt() {
 		long refused = push("flaky-retry", message("this goes kaboom", "ann"));

@@ -215,7 +215,15 @@ class TourBrowserTests {
 		waitUntil(ann, (b) -> !b.findElements(By.cssSelector("#messages li.approval.approved")).isEmpty());
 		By answer = By.cssSelector("#messages li.reply.done[data-thread='ann'] .text");
 		waitUntil(ann, (b) -> b.findElements(answer).stream().anyMatch((li) -> li.getText().startsWith("Done: Pizza order #1")));
+		// the reply that asked waits no more: it said "waiting for approval" with a Stop beside it for good
+		By asking = By.cssSelector("#messages li.reply[data-thread='ann']");
+		waitUntil(ann, (b) -> b.findElements(asking).stream().noneMatch((li) -> li.getText().contains("waiting for approval")));
+		assertThat(ann.findElement(By.id("stop")).isDisplayed()).as("Stop after the answer").isFalse();
 		Chromium.screenshot(ann, "approval");
+		ann.navigate().refresh();
+		waitUntil(ann, (b) -> b.findElements(answer).stream().anyMatch((li) -> li.getText().startsWith("Done: Pizza order #1")));
+		assertThat(ann.findElements(asking)).noneMatch((li) -> li.getText().contains("waiting for approval"));
+		assertThat(ann.findElement(By.id("stop")).isDisplayed()).as("Stop after a reload").isFalse();
 	}
 
 	/** Appends as the server does: the assistant's event types are server-only, a browser may not push them. */
