@@ -35,7 +35,9 @@ import org.springframework.web.server.WebExceptionHandler;
  * Given A2's base path, it also answers a request under it that no handler took in A2's error shape,
  * as A2's routes answer: 405 {@code METHOD_NOT_ALLOWED} with an {@code Allow} header for a path of A2
  * asked with another method, 404 {@code NOT_FOUND} for any other path. A route of the application's
- * own under the base path still takes its requests; paths outside it are left to the application.
+ * own under the base path still takes its requests; paths outside it are left to the application. An
+ * {@link A2Exception} under the base path (a stream that could not read its session before its first
+ * frame) is answered in A2's error shape too.
  */
 public final class A2WebExceptionHandler implements WebExceptionHandler, Ordered {
 
