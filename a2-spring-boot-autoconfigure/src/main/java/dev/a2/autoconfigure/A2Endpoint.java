@@ -138,20 +138,24 @@ public class A2Endpoint {
 			@Nullable String consumer, @Nullable String after, @Nullable String limit, @Nullable Principal caller) {
 		try {
 			// the parts share one operation's parameters: each takes only its own ("dead-letters?after=5" was
-			// read as if the filter were not there)
-			List<String> given = new ArrayList<>();
-			String[][] parameters = { { "after", after }, { "consumer", consumer }, { "contract", contract },
-					{ "limit", limit }, { "session", session } };
-			for (String[] parameter : parameters) {
-				if (parameter[1] != null && !PART_PARAMETERS.getOrDefault(part, List.of()).contains(parameter[0])) {
-					given.add("'" + parameter[0] + "'");
-				}
-			}
+			// read as if the filter were not there), refused as A2EndpointFields refuses one no part has
 			List<String> own = parameters(part);
-			if (!given.isEmpty() && own != null) {
-				// as A2EndpointFields answers a parameter no part has
-				return error(400, ErrorCode.INVALID_PAYLOAD.name(), "this read of the a2 endpoint has no parameter "
-						+ String.join(", ", given) + "; its parameters are " + (own.isEmpty() ? "none" : String.join(", ", own)));
+			if (own != null) {
+				Map<String, @Nullable String> given = new LinkedHashMap<>();
+				given.put("after", after);
+				given.put("consumer", consumer);
+				given.put("contract", contract);
+				given.put("limit", limit);
+				given.put("session", session);
+				List<String> stray = given.entrySet().stream()
+					.filter((parameter) -> parameter.getValue() != null && !own.contains(parameter.getKey()))
+					.map((parameter) -> "'" + parameter.getKey() + "'")
+					.toList();
+				if (!stray.isEmpty()) {
+					return error(400, ErrorCode.INVALID_PAYLOAD.name(), "this read of the a2 endpoint has no parameter "
+							+ String.join(", ", stray) + "; its parameters are "
+							+ (own.isEmpty() ? "none" : String.join(", ", own)));
+				}
 			}
 			int pageLimit = (limit != null) ? limit(limit) : DEFAULT_LIMIT;
 			Long afterNumber = number("after", after);

@@ -281,26 +281,7 @@ class SocketIntegrationTests {
 			WebCalls.push(client, "steady", "first");
 			WebCalls.push(client, "broken", "stored before the fault");
 			WebCalls.typing(client, "broken", "ann");
-			ReadFaults.admin("""
-					CREATE FUNCTION SCHEMA.readable(session text) RETURNS boolean LANGUAGE plpgsql AS $f$
-					BEGIN
-					    IF session = 'broken' THEN
-					        RAISE EXCEPTION 'the rows of session % cannot be read', session;
-					    END IF;
-					    RETURN true;
-					END $f$""".replace("SCHEMA", schema),
-					"ALTER TABLE " + schema + ".a2_event ENABLE ROW LEVEL SECURITY",
-					"ALTER TABLE " + schema + ".a2_event FORCE ROW LEVEL SECURITY",
-					"CREATE POLICY reads ON " + schema + ".a2_event FOR SELECT USING (" + schema + ".readable(session_id))",
-					"CREATE POLICY inserts ON " + schema + ".a2_event FOR INSERT WITH CHECK (true)",
-					"CREATE POLICY updates ON " + schema + ".a2_event FOR UPDATE USING (true)",
-					"CREATE POLICY deletes ON " + schema + ".a2_event FOR DELETE USING (true)",
-					"ALTER TABLE " + schema + ".a2_presence ENABLE ROW LEVEL SECURITY",
-					"ALTER TABLE " + schema + ".a2_presence FORCE ROW LEVEL SECURITY",
-					"CREATE POLICY reads ON " + schema + ".a2_presence FOR SELECT USING (" + schema + ".readable(session_id))",
-					"CREATE POLICY inserts ON " + schema + ".a2_presence FOR INSERT WITH CHECK (true)",
-					"CREATE POLICY updates ON " + schema + ".a2_presence FOR UPDATE USING (true)",
-					"CREATE POLICY deletes ON " + schema + ".a2_presence FOR DELETE USING (true)");
+			ReadFaults.failReadsOf(schema, "broken", "");
 			try (TestSocket socket = new TestSocket(Instances.port(app), "chat")) {
 				socket.send("{\"type\":\"subscribe\",\"session\":\"steady\"}");
 				assertThat(indexes(socket.awaitFrame(TestSocket.type("events", "steady")))).containsExactly(1L);

@@ -88,21 +88,7 @@ class StreamStoreFaultIntegrationTests {
 			WebCalls.push(writes, "unopened", "unreadable");
 			// a presence row too, so that reading the session's presence fails as every read does in an outage
 			WebCalls.typing(writes, "unopened", "ann");
-			ReadFaults.admin("""
-					CREATE FUNCTION SCHEMA.reachable(session text) RETURNS boolean LANGUAGE plpgsql AS $f$
-					BEGIN
-					    IF session = 'unopened' THEN
-					        PERFORM pg_sleep(1);
-					        RAISE EXCEPTION 'session % cannot be read', session;
-					    END IF;
-					    RETURN true;
-					END $f$""".replace("SCHEMA", schema),
-					"ALTER TABLE " + schema + ".a2_event ENABLE ROW LEVEL SECURITY",
-					"ALTER TABLE " + schema + ".a2_event FORCE ROW LEVEL SECURITY",
-					"CREATE POLICY reads ON " + schema + ".a2_event FOR SELECT USING (" + schema + ".reachable(session_id))",
-					"ALTER TABLE " + schema + ".a2_presence ENABLE ROW LEVEL SECURITY",
-					"ALTER TABLE " + schema + ".a2_presence FORCE ROW LEVEL SECURITY",
-					"CREATE POLICY reads ON " + schema + ".a2_presence FOR SELECT USING (" + schema + ".reachable(session_id))");
+			ReadFaults.failReadsOf(schema, "unopened", "PERFORM pg_sleep(1);");
 
 			HttpResponse<String> response = HttpClient.newHttpClient()
 				.sendAsync(HttpRequest.newBuilder(URI.create("http://localhost:" + Instances.port(a)
