@@ -1,6 +1,7 @@
 package dev.a2.web;
 
 import java.security.Principal;
+import java.nio.charset.Charset;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Map;
@@ -191,23 +192,41 @@ final class SessionHandlers {
 	 * push limit, before any of it is read.
 	 */
 	void checkBody(@Nullable String contentType, long length) {
-		if (!isJson(mediaType(contentType))) {
+		MediaType type;
+		try {
+			type = (contentType != null) ? MediaType.parseMediaType(contentType) : null;
+		}
+		catch (InvalidMediaTypeException ex) {
+			// a type that does not parse (or names a charset Java does not know) is the caller's error
+			throw new A2Exception(ErrorCode.INVALID_PAYLOAD, "the body must be sent as Content-Type: "
+					+ "application/json in UTF-8, was '" + contentType + "' (" + ex.getMessage() + ")");
+		}
+		if (!isJson(type)) {
 			throw new A2Exception(ErrorCode.INVALID_PAYLOAD, "the body must be sent as Content-Type: "
 					+ "application/json, was " + ((contentType != null) ? "'" + contentType + "'" : "none"));
+		}
+		String charset = type.getParameter("charset");
+		if (charset != null && !isUtf8(charset)) {
+			// JSON is UTF-8 (RFC 8259) and A2 reads it so; a body in another charset would be stored garbled
+			throw new A2Exception(ErrorCode.INVALID_PAYLOAD, "the body must be JSON in UTF-8, was sent with charset="
+					+ charset);
 		}
 		if (length > this.wire.limits().maxBytes()) {
 			throw this.wire.tooLarge("the body", length);
 		}
 	}
 
-	/** The type a {@code Content-Type} header names; {@code null} for none, or one that does not parse. */
-	private static @Nullable MediaType mediaType(@Nullable String contentType) {
+	/** UTF-8 by any of its names, or US-ASCII, which is UTF-8's first half; quotes allowed ({@code "utf-8"}). */
+	private static boolean isUtf8(String charset) {
+		String name = (charset.length() > 1 && charset.startsWith("\"") && charset.endsWith("\""))
+				? charset.substring(1, charset.length() - 1) : charset;
 		try {
-			return (contentType != null) ? MediaType.parseMediaType(contentType) : null;
+			Charset named = Charset.forName(name);
+			return named.equals(StandardCharsets.UTF_8) || named.equals(StandardCharsets.US_ASCII);
 		}
-		catch (InvalidMediaTypeException ex) {
-			// a type that does not parse is no JSON: the caller's error (400), not a failure of the route
-			return null;
+		catch (IllegalArgumentException ex) {
+			// a name Java does not know is no UTF-8
+			return false;
 		}
 	}
 

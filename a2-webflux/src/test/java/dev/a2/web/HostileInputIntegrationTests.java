@@ -7,6 +7,8 @@ import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.Socket;
 import java.net.URI;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -352,6 +354,36 @@ class HostileInputIntegrationTests {
 		ok(this.http.post().uri("/a2/chat/sessions/typed/events").contentType(MediaType.parseMediaType("application/vnd.chat+json"))
 			.bodyValue(events(message("typed-3", "hi"))).exchange());
 		assertThat(indexes(history(this.http, "typed", ""))).containsExactly(1L, 2L);
+	}
+
+	@Test
+	void aJsonBodyInACharsetOtherThanUtf8IsRefusedRatherThanStoredGarbled() throws Exception {
+		// "café" in ISO-8859-1 is not UTF-8: read as UTF-8 it was stored as "caf\uFFFD"
+		byte[] latin1 = events(message("latin-1", "café")).getBytes(StandardCharsets.ISO_8859_1);
+		for (String type : List.of("application/json;charset=ISO-8859-1", "application/json; charset=\"windows-1252\"")) {
+			String message = error(this.http.post().uri("/a2/chat/sessions/latin/events").header(HttpHeaders.CONTENT_TYPE, type)
+				.bodyValue(latin1).exchange(), 400, "INVALID_PAYLOAD");
+			assertThat(message).as(type).contains("UTF-8").contains("charset=");
+			error(this.http.put().uri("/a2/chat/sessions/latin/presence").header(HttpHeaders.CONTENT_TYPE, type)
+				.bodyValue("{\"participant\":\"ann\",\"values\":{\"typing\":true}}".getBytes(StandardCharsets.ISO_8859_1))
+				.exchange(), 400, "INVALID_PAYLOAD");
+		}
+		// a charset no one knows (which Spring's own client refuses to send)
+		HttpResponse<String> unknown = java.net.http.HttpClient.newHttpClient().send(HttpRequest
+			.newBuilder(URI.create("http://127.0.0.1:" + this.port + "/a2/chat/sessions/latin/events"))
+			.header(HttpHeaders.CONTENT_TYPE, "application/json;charset=no-such-charset")
+			.POST(HttpRequest.BodyPublishers.ofByteArray(latin1)).build(), HttpResponse.BodyHandlers.ofString());
+		assertThat(unknown.statusCode()).isEqualTo(400);
+		assertThat(unknown.body()).contains("INVALID_PAYLOAD").contains("UTF-8").contains("no-such-charset");
+		assertNothingStored(this.http, "latin");
+		// UTF-8 by another of its names, quoted, or ASCII (its first half) is taken
+		List<String> utf8 = List.of("application/json;charset=utf8", "application/json;charset=\"UTF-8\"",
+				"application/json;charset=US-ASCII");
+		for (int i = 0; i < utf8.size(); i++) {
+			ok(this.http.post().uri("/a2/chat/sessions/latin/events").contentType(MediaType.parseMediaType(utf8.get(i)))
+				.bodyValue(events(message("utf-" + i, "plain")).getBytes(StandardCharsets.UTF_8)).exchange());
+		}
+		assertThat(indexes(history(this.http, "latin", ""))).containsExactly(1L, 2L, 3L);
 	}
 
 	@Test
