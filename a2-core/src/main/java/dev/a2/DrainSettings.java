@@ -24,7 +24,10 @@ public record DrainSettings(Duration lease, Duration heartbeat, int concurrency,
 	public static final DrainSettings DEFAULTS = new DrainSettings(Duration.ofSeconds(30), Duration.ofSeconds(10), 64, 32,
 			Duration.ofSeconds(1), Duration.ofMinutes(5), 10, 1000, 256);
 
-	/** Checks that the lease is positive, the heartbeat shorter than it, and every count at least 1. */
+	/**
+	 * Checks that the lease is positive, the heartbeat shorter than it, every count at least 1, and the
+	 * back-off's longest no shorter than its first.
+	 */
 	public DrainSettings {
 		if (lease.isNegative() || lease.isZero() || heartbeat.isNegative() || heartbeat.isZero()
 				|| heartbeat.compareTo(lease) >= 0) {
@@ -32,6 +35,11 @@ public record DrainSettings(Duration lease, Duration heartbeat, int concurrency,
 		}
 		if (concurrency < 1 || claimBatch < 1 || maxFailures < 1 || sweepBatch < 1 || cursorBatch < 1) {
 			throw new IllegalArgumentException("concurrency, claimBatch, maxFailures, sweepBatch and cursorBatch must be at least 1");
+		}
+		if (retryBase.isNegative() || retryMax.compareTo(retryBase) < 0) {
+			// a longest back-off under the first would make every back-off the longest, doubling nothing
+			throw new IllegalArgumentException("retryBase must be 0 or longer and retryMax no shorter than it, were "
+					+ retryBase + " and " + retryMax);
 		}
 	}
 

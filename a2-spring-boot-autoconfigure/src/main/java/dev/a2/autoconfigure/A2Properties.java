@@ -51,6 +51,8 @@ public class A2Properties implements InitializingBean {
 			// 0 retries at once
 			.notNegative("a2.drain.retry-base", this.drain.retryBase)
 			.notNegative("a2.drain.retry-max", this.drain.retryMax)
+			// under the first back-off, every back-off would be the longest: the doubling never happens
+			.noShorter("a2.drain.retry-max", this.drain.retryMax, "a2.drain.retry-base", this.drain.retryBase)
 			.atLeast("a2.drain.max-failures", this.drain.maxFailures, 1)
 			.positive("a2.drain.sweep-interval", this.drain.sweepInterval)
 			.atLeast("a2.drain.sweep-batch", this.drain.sweepBatch, 1)
@@ -347,7 +349,7 @@ public class A2Properties implements InitializingBean {
 		private Duration retryBase = Duration.ofSeconds(1);
 
 		/**
-		 * The longest back-off between failures.
+		 * The longest back-off between failures; no shorter than {@code a2.drain.retry-base}.
 		 */
 		private Duration retryMax = Duration.ofMinutes(5);
 
@@ -566,8 +568,12 @@ public class A2Properties implements InitializingBean {
 		private Duration ping = Duration.ofSeconds(15);
 
 		/**
-		 * Origin patterns (such as {@code https://*.example.com}) a WebSocket handshake may come from
-		 * besides the server's own origin. Empty: the same origin only.
+		 * Origins ({@code scheme://host[:port]}) or patterns of them ({@code https://*.example.com},
+		 * {@code http://localhost:*}) a WebSocket handshake may come from besides the server's own
+		 * origin; {@code *} allows every origin. Empty: the same origin only. One no page could have
+		 * ({@code example.com} without its scheme, a path) stops the start-up. A port list
+		 * ({@code http://localhost:[8080,8081]}) must be an item of its own,
+		 * {@code a2.web.allowed-origins[0]=…}: a comma-separated value is split at every comma.
 		 */
 		private List<String> allowedOrigins = new ArrayList<>();
 

@@ -1,5 +1,7 @@
 package dev.a2.autoconfigure;
 
+import java.util.List;
+
 import dev.a2.A2Server;
 import dev.a2.live.PresenceFeeds;
 import dev.a2.live.SessionFeeds;
@@ -143,10 +145,20 @@ public final class A2WebAutoConfiguration {
 
 	private static A2WebSettings settings(A2Properties properties) {
 		A2Properties.Web web = properties.getWeb();
-		return new A2WebSettings(web.getBasePath(), web.getPing(), web.getMaxSubscriptionsPerSocket(), web.getAllowedOrigins(),
-				(web.getPresenceParticipant() == A2Properties.PresenceParticipant.ANY) ? PresenceParticipant.ANY
-						: PresenceParticipant.CALLER,
-				web.getReauthorizeEvery());
+		try {
+			return new A2WebSettings(web.getBasePath(), web.getPing(), web.getMaxSubscriptionsPerSocket(),
+					web.getAllowedOrigins(), (web.getPresenceParticipant() == A2Properties.PresenceParticipant.ANY)
+							? PresenceParticipant.ANY : PresenceParticipant.CALLER,
+					web.getReauthorizeEvery());
+		}
+		catch (IllegalArgumentException ex) {
+			// the other values were checked as the properties bound; what is left is an origin the settings refuse
+			boolean split = web.getAllowedOrigins().stream().anyMatch((origin) -> origin.contains("[") != origin.contains("]"));
+			throw new A2PropertiesException(List.of("a2.web.allowed-origins: " + ex.getMessage() + (split
+					? " (a property's value is split at its commas, a port list's too: name that origin alone, "
+							+ "as a2.web.allowed-origins[0]=http://localhost:[8080,8081])"
+					: "")));
+		}
 	}
 
 	/**

@@ -53,6 +53,16 @@ final class PropertyChecks {
 		return this;
 	}
 
+	/** A time that bounds another from above, such as the longest back-off and the first. */
+	PropertyChecks noShorter(String property, @Nullable Duration value, String lower, @Nullable Duration lowerValue) {
+		// a negative time is reported as such already
+		if (value != null && lowerValue != null && !value.isNegative() && !lowerValue.isNegative()
+				&& value.compareTo(lowerValue) < 0) {
+			this.wrong.add(property + " must be no shorter than " + lower + " (" + show(lowerValue) + "), was " + show(value));
+		}
+		return this;
+	}
+
 	/** A name that must say something: an empty one was taken, and then matched nothing and no one. */
 	PropertyChecks notBlank(String property, @Nullable String value) {
 		if (value == null || value.isBlank()) {

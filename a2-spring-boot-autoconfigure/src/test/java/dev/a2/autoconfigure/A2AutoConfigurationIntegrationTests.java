@@ -162,6 +162,7 @@ class A2AutoConfigurationIntegrationTests {
 			a2.ai.flush-interval=0ms    | a2.ai.flush-interval must be longer than 0 (such as 1s), was 0s
 			a2.security.operator-authority= | a2.security.operator-authority must not be empty
 			a2.ai.participant=          | a2.ai.participant must not be empty
+			a2.drain.retry-max=500ms    | a2.drain.retry-max must be no shorter than a2.drain.retry-base (1s), was 500ms
 			""")
 	void aValueThatCannotWorkFailsTheStartUpSayingWhatItMustBe(String setting, String message) {
 		this.runner.withUserConfiguration(ChatContract.class)

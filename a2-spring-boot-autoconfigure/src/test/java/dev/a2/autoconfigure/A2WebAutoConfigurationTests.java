@@ -1,5 +1,7 @@
 package dev.a2.autoconfigure;
 
+import java.util.List;
+
 import javax.sql.DataSource;
 
 import com.zaxxer.hikari.HikariDataSource;
@@ -70,6 +72,33 @@ class A2WebAutoConfigurationTests {
 	void theEndpointsCanBeSwitchedOff() {
 		this.runner.withPropertyValues("a2.web.enabled=false")
 			.run((context) -> assertThat(context).doesNotHaveBean(A2Routes.class).doesNotHaveBean(A2SocketHandler.class));
+	}
+
+	/** Such an origin was taken, and then refused its pages' sockets with 403 as if it were not named. */
+	@Test
+	void anAllowedOriginNoPageCanHaveFailsTheStartUpNamingTheProperty() {
+		for (String origin : List.of("example.com", "https://example.com/app", "https://*.example.com:[8080")) {
+			this.runner.withPropertyValues("a2.web.allowed-origins=https://ok.example.com," + origin)
+				.run((context) -> assertThat(context).hasFailed()
+					.getFailure()
+					.rootCause()
+					.isInstanceOf(A2PropertiesException.class)
+					.hasMessageStartingWith("a2.web.allowed-origins: allowed origin '" + origin + "' matches no page")
+					.hasMessageContaining("scheme://host[:port]"));
+		}
+		// a port list in a comma-separated value is split at its commas
+		this.runner.withPropertyValues("a2.web.allowed-origins=https://*.example.com,http://localhost:[8080,8081]")
+			.run((context) -> assertThat(context).hasFailed()
+				.getFailure()
+				.rootCause()
+				.hasMessageStartingWith("a2.web.allowed-origins: allowed origin 'http://localhost:[8080' matches no page")
+				.hasMessageEndingWith("name that origin alone, as a2.web.allowed-origins[0]=http://localhost:[8080,8081])"));
+		this.runner.withPropertyValues("a2.web.allowed-origins[0]=https://*.example.com",
+				"a2.web.allowed-origins[1]=http://localhost:[8080,8081]", "a2.web.allowed-origins[2]=http://[::1]:8080/",
+				"a2.web.allowed-origins[3]=*")
+			.run((context) -> assertThat(context).hasNotFailed()
+				.getBean(A2Routes.class)
+				.isNotNull());
 	}
 
 	@Test

@@ -3,6 +3,7 @@ package dev.a2.web;
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
+import java.util.regex.Pattern;
 
 /**
  * How A2's endpoints behave.
@@ -26,10 +27,29 @@ public record A2WebSettings(String basePath, Duration ping, int maxSubscriptions
 	 */
 	public static final Duration REAUTHORIZE_EVERY = Duration.ofMinutes(1);
 
-	/** Drops a trailing {@code /} of the base path and copies the origins; refuses a negative re-check interval. */
+	/**
+	 * What an allowed origin may be: {@code *}, or a scheme, {@code ://}, a host and an optional port, any
+	 * part a pattern with {@code *} and the port a list in brackets ({@code https://*.example.com},
+	 * {@code http://localhost:[8080,8081]}); a trailing {@code /} is dropped when matched.
+	 */
+	private static final Pattern ORIGIN = Pattern.compile(
+			"\\*|([A-Za-z][A-Za-z0-9+.-]*|\\*)://(\\[[0-9A-Fa-f:.]+]|[^/?#\\s\\[\\],:]+)(:(\\d+|\\*|\\[\\d+(,\\s*\\d+)*]))?/?");
+
+	/**
+	 * Drops a trailing {@code /} of the base path and copies the origins; refuses a negative re-check
+	 * interval, and an allowed origin no page's {@code Origin} could match ({@code example.com} without
+	 * its scheme, a path, an unclosed port list), which would refuse that page's sockets without a word.
+	 */
 	public A2WebSettings {
 		basePath = basePath.endsWith("/") ? basePath.substring(0, basePath.length() - 1) : basePath;
 		allowedOrigins = List.copyOf(allowedOrigins);
+		for (String origin : allowedOrigins) {
+			if (!ORIGIN.matcher(origin).matches()) {
+				throw new IllegalArgumentException("allowed origin '" + origin + "' matches no page: an origin is "
+						+ "scheme://host[:port] (https://app.example.com), a pattern puts * for a part or the port "
+						+ "(https://*.example.com, http://localhost:*, http://localhost:[8080,8081]), or * allows every origin");
+			}
+		}
 		Objects.requireNonNull(presenceParticipant, "presenceParticipant");
 		Objects.requireNonNull(reauthorizeEvery, "reauthorizeEvery");
 		if (reauthorizeEvery.isNegative()) {
