@@ -27,6 +27,7 @@ import dev.a2.store.EventStore;
 import dev.a2.store.PresenceStore;
 import dev.a2.store.SessionHead;
 import dev.a2.store.SnapshotStore;
+import dev.a2.store.StoreTransactionTemplate;
 import dev.a2.store.WorkStore;
 import dev.a2.store.WorkStore.ScheduledTask;
 import dev.a2.store.postgres.PostgresEventStore;
@@ -390,6 +391,13 @@ public final class A2Server implements AutoCloseable {
 		}
 		if (consumer(known.name(), consumer) == null) {
 			if (action == RedriveAction.RETRY) {
+				List<String> names = consumerNames(known.name());
+				if (!names.contains(consumer) && requireWork().deadLetters(known.name(), null, consumer, 1).isEmpty()) {
+					// a misspelt name: "retry it from an instance that registers it" would send the operator looking
+					throw new A2Exception(ErrorCode.NOT_FOUND, "no consumer named '" + consumer + "' is known on contract '"
+							+ known.name() + "' and no dead letters of it are stored; the consumers: "
+							+ (names.isEmpty() ? "none" : String.join(", ", names)));
+				}
 				throw A2Exception.invalid("consumer '" + consumer + "' is not registered in contract '" + known.name()
 						+ "' on this instance: no consumer would run a retry of its dead letter. Skip it to discard it, "
 						+ "or retry it from an instance that registers the consumer");
@@ -722,14 +730,14 @@ public final class A2Server implements AutoCloseable {
 			PresenceStore presence = this.presenceStore;
 			// what spans stores (a clear and the work it ends, a push and its presence) is one transaction
 			TransactionOperations transactions = (this.transactionManager != null)
-					? new TransactionTemplate(this.transactionManager) : TransactionOperations.withoutTransaction();
+					? new StoreTransactionTemplate(this.transactionManager) : TransactionOperations.withoutTransaction();
 			TransactionOperations separateTransactions = (this.transactionManager != null)
 					? separate(this.transactionManager) : TransactionOperations.withoutTransaction();
 			DataSource dataSource = this.dataSource;
 			if (dataSource != null) {
 				PlatformTransactionManager transactionManager = (this.transactionManager != null) ? this.transactionManager
 						: new DataSourceTransactionManager(dataSource);
-				transactions = new TransactionTemplate(transactionManager);
+				transactions = new StoreTransactionTemplate(transactionManager);
 				separateTransactions = separate(transactionManager);
 				if (events == null) {
 					events = new PostgresEventStore(dataSource, transactionManager, this.clockSet ? this.clock : null);
@@ -752,7 +760,7 @@ public final class A2Server implements AutoCloseable {
 		}
 
 		private static TransactionTemplate separate(PlatformTransactionManager transactionManager) {
-			TransactionTemplate template = new TransactionTemplate(transactionManager);
+			TransactionTemplate template = new StoreTransactionTemplate(transactionManager);
 			template.setPropagationBehavior(TransactionDefinition.PROPAGATION_REQUIRES_NEW);
 			return template;
 		}

@@ -90,9 +90,27 @@ public final class RunSession {
 		return store(() -> this.session.state(reducer, this.trigger.index()));
 	}
 
-	/** The reducer's state as of the event at {@code through}. */
+	/** The reducer's state as of the event at {@code through} (an index past the head means the head). */
 	public SessionState<?> state(String reducer, long through) {
 		return store(() -> this.session.state(reducer, through));
+	}
+
+	/** The reducer's state as of the triggering event, typed. */
+	public <S> SessionState<S> state(String reducer, Class<S> stateType) {
+		return typed(state(reducer), stateType);
+	}
+
+	/**
+	 * The reducer's state at the session's head now, typed: the events appended since the trigger
+	 * included (a cancel that arrived while the run was queued). {@link #state(String)} is as of the
+	 * trigger, so that a re-run decides as the first attempt did.
+	 */
+	public <S> SessionState<S> latestState(String reducer, Class<S> stateType) {
+		return typed(state(reducer, Long.MAX_VALUE), stateType);
+	}
+
+	private static <S> SessionState<S> typed(SessionState<?> state, Class<S> stateType) {
+		return new SessionState<>(state.index(), stateType.cast(state.state()));
 	}
 
 	/** Events after index {@code after}, at most {@code limit}, with the session's head. */

@@ -648,12 +648,13 @@ class DrainIntegrationTests {
 	@Test
 	void aRedriveOfAConsumerOrContractThatDoesNotExistIsNothingToRedriveAndMakesNoTimerOfItsName() {
 		A2Server server = this.support.server(Consumer.builder("chat", "strict").run((context) -> null));
-		// a consumer not registered has nothing to retry its dead letters: only a skip may discard them
+		// a name no instance ever ran is misspelt: it said "retry it from an instance that registers the consumer"
 		assertThatThrownBy(() -> server.redrive("chat", "s-1", "made-up", 1, RedriveAction.RETRY))
 			.isInstanceOf(A2Exception.class)
-			.hasMessageContaining("'made-up' is not registered")
+			.hasMessageStartingWith("no consumer named 'made-up' is known on contract 'chat'")
+			.hasMessageContaining("strict")
 			.extracting((ex) -> ((A2Exception) ex).code())
-			.isEqualTo(ErrorCode.INVALID_PAYLOAD);
+			.isEqualTo(ErrorCode.NOT_FOUND);
 		assertThat(server.redrive("chat", "s-1", "made-up", 1, RedriveAction.SKIP)).isFalse();
 		assertThatThrownBy(() -> server.redrive("made-up", "s-1", "strict", 1, RedriveAction.SKIP))
 			.isInstanceOf(A2Exception.class)
@@ -668,6 +669,36 @@ class DrainIntegrationTests {
 						.hasLowCardinalityKeyValue(A2Observations.CONSUMER, "strict")
 						// it found no dead letter: no retry is counted (found by the observability trial)
 						.hasLowCardinalityKeyValue(A2Observations.OUTCOME, "none"));
+	}
+
+	/**
+	 * A run's state is as of its trigger, so that a re-run decides as the first attempt did; what arrived
+	 * since is in the latest state (an order workflow's cancel appended while the run was under way).
+	 */
+	@Test
+	void aRunReadsTheStateAsOfItsTriggerAndTheLatestStateWithWhatArrivedSince() throws Exception {
+		CountDownLatch running = new CountDownLatch(1);
+		CountDownLatch appended = new CountDownLatch(1);
+		Map<String, Integer> read = new ConcurrentHashMap<>();
+		Consumer reader = Consumer.builder("chat", "state-reader").types("message.sent").run((context) -> {
+			if (context.event().index() == 1) {
+				running.countDown();
+				Latches.awaitIgnoringInterrupts(appended);
+				read.put("trigger", context.session().state("count", Integer.class).state());
+				read.put("latest", context.session().latestState("count", Integer.class).state());
+				read.put("latest index", (int) context.session().latestState("count", Integer.class).index());
+			}
+			return null;
+		});
+		A2Server server = this.support.server(reader);
+		Session session = server.session("chat", A2TestSupport.newSessionId());
+		session.append(message("first"));
+		assertThat(running.await(20, TimeUnit.SECONDS)).isTrue();
+		session.append(note("meanwhile"), note("and this"));
+		appended.countDown();
+
+		await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> assertThat(read).hasSize(3));
+		assertThat(read).containsEntry("trigger", 1).containsEntry("latest", 3).containsEntry("latest index", 3);
 	}
 
 	@Test
@@ -698,6 +729,14 @@ class DrainIntegrationTests {
 		assertThat(elsewhere.deadLetters("chat", session.id(), "listed-strict", 10)).hasSize(1);
 		assertThat(elsewhere.deadLetters(null, null, "listed-strict", 10)).hasSize(1);
 		assertThat(elsewhere.deadLetters("chat", A2TestSupport.newSessionId(), "listed-strict", 10)).isEmpty();
+		// a consumer not registered here has nothing to retry its dead letters: only a skip may discard them
+		assertThatThrownBy(() -> elsewhere.redrive("chat", session.id(), "listed-strict", 1, RedriveAction.RETRY))
+			.isInstanceOf(A2Exception.class)
+			.hasMessageContaining("'listed-strict' is not registered")
+			.hasMessageContaining("retry it from an instance that registers the consumer")
+			.extracting((ex) -> ((A2Exception) ex).code())
+			.isEqualTo(ErrorCode.INVALID_PAYLOAD);
+		assertThat(elsewhere.deadLetters("chat", session.id(), "listed-strict", 10)).hasSize(1);
 		// and a reader that runs no consumer at all knows both names, and no third
 		A2Server reader = this.support.server();
 		assertThat(reader.deadLetters("chat", A2TestSupport.newSessionId(), "listed-other", 10)).isEmpty();

@@ -55,7 +55,9 @@ class StoreUnavailableIntegrationTests {
 		Session session = A2TestSupport.server(dataSource).build().session("chat", A2TestSupport.newSessionId());
 		session.append(message("before"));
 
-		assertUnavailable(() -> session.append(message("one"), message("two"), message("crash"), message("four")));
+		// the connection broke while the statement ran: the caller cannot know whether it committed
+		assertUnavailable(() -> session.append(message("one"), message("two"), message("crash"), message("four")),
+				"a write may or may not be stored; try again later with the same ids, which stores nothing twice");
 
 		assertThat(A2TestSupport.rows(dataSource, session.id())).isEqualTo(1);
 		assertThat(session.append(message("after")).get(0).index()).isEqualTo(2);
@@ -99,9 +101,10 @@ class StoreUnavailableIntegrationTests {
 				taken.add(pool.getConnection());
 				taken.add(pool.getConnection());
 				// the pool's own wait, not a hang: the deadline only guards against waiting for ever
+				// no connection, no statement: certainly nothing was stored
 				assertTimeoutPreemptively(Duration.ofSeconds(60), () -> {
-					assertUnavailable(() -> session.append(message("waits")));
-					assertUnavailable(() -> session.history(0, 10));
+					assertUnavailable(() -> session.append(message("waits")), "nothing was changed, try again later");
+					assertUnavailable(() -> session.history(0, 10), "nothing was changed");
 				});
 			}
 			finally {
@@ -123,8 +126,14 @@ class StoreUnavailableIntegrationTests {
 	}
 
 	private static void assertUnavailable(ThrowingCallable call) {
+		assertUnavailable(call, "");
+	}
+
+	private static void assertUnavailable(ThrowingCallable call, String saying) {
 		assertThatThrownBy(call).isInstanceOf(A2Exception.class)
 			.hasMessageContaining("PostgreSQL cannot be reached")
+			.hasMessageContaining(saying)
+			.hasMessageNotContaining("(null)")
 			.extracting((ex) -> ((A2Exception) ex).code())
 			.isEqualTo(ErrorCode.STORE_UNAVAILABLE);
 	}

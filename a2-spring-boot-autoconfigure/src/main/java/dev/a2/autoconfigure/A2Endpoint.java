@@ -290,7 +290,9 @@ public class A2Endpoint {
 			return Long.valueOf(value.trim());
 		}
 		catch (NumberFormatException ex) {
-			throw new A2Exception(ErrorCode.INVALID_PAYLOAD, name + " must be a whole number, was '" + value + "'");
+			// digits too many for a long are a whole number all the same: say what is wrong with it
+			String range = value.trim().matches("[+-]?[0-9]+") ? " of at most " + Long.MAX_VALUE : "";
+			throw new A2Exception(ErrorCode.INVALID_PAYLOAD, name + " must be a whole number" + range + ", was '" + value + "'");
 		}
 	}
 

@@ -7,6 +7,7 @@ import java.time.Instant;
 import dev.a2.A2Exception;
 import dev.a2.A2Server;
 import dev.a2.ErrorCode;
+import dev.a2.store.StoreFailures;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.boot.health.contributor.AbstractHealthIndicator;
@@ -51,7 +52,8 @@ public class A2HealthIndicator extends AbstractHealthIndicator {
 			}
 			// down, with the reason, but not thrown: Boot logs a thrown failure at WARN with its stack trace
 			// at every probe, where the outage is said once (by the sweep, the listener, the liveness)
-			builder.down().withDetail("store", "unreachable: " + ex.getMessage());
+			// what the driver or the pool said, without the advice a failed write gets
+			builder.down().withDetail("store", "unreachable: PostgreSQL cannot be reached (" + StoreFailures.rootMessage(ex) + ")");
 		}
 		if (this.drain != null && this.drain.isRunning()) {
 			Instant last = this.drain.lastSweep();

@@ -208,6 +208,15 @@ class A2ApplicationIntegrationTests {
 			.expectStatus().isBadRequest()
 			.expectBody().jsonPath("$.error.code").isEqualTo("INVALID_PAYLOAD")
 			.jsonPath("$.error.message").value((message) -> assertThat((String) message).contains("index"));
+		// digits enough are a whole number all the same: what is wrong with them is their size
+		this.http.post().uri("/actuator/a2/redrive").contentType(MediaType.APPLICATION_JSON)
+			.bodyValue("{\"contract\":\"orders\",\"session\":\"poisoned\",\"consumer\":\"fragile\","
+					+ "\"index\":99999999999999999999,\"action\":\"retry\"}")
+			.exchange()
+			.expectStatus().isBadRequest()
+			.expectBody().jsonPath("$.error.code").isEqualTo("INVALID_PAYLOAD")
+			.jsonPath("$.error.message").isEqualTo("index must be a whole number of at most 9223372036854775807, "
+					+ "was '99999999999999999999'");
 	}
 
 	/**
@@ -336,9 +345,10 @@ class A2ApplicationIntegrationTests {
 		this.http.post().uri("/actuator/a2/redrive")
 			.bodyValue(Map.of("contract", "orders", "session", "poisoned", "consumer", "made-up", "index", 1, "action", "retry"))
 			.exchange()
-			.expectStatus().isBadRequest()
-			.expectBody().jsonPath("$.error.code").isEqualTo("INVALID_PAYLOAD")
-			.jsonPath("$.error.message").value((message) -> assertThat((String) message).contains("'made-up' is not registered"));
+			.expectStatus().isNotFound()
+			.expectBody().jsonPath("$.error.code").isEqualTo("NOT_FOUND")
+			.jsonPath("$.error.message").value((message) -> assertThat((String) message)
+				.startsWith("no consumer named 'made-up' is known on contract 'orders'").contains("fragile"));
 		this.http.post().uri("/actuator/a2/redrive")
 			.bodyValue(Map.of("contract", "orders", "session", "poisoned", "consumer", "made-up", "index", 1, "action", "skip"))
 			.exchange()

@@ -22,6 +22,7 @@ import dev.a2.A2Exception;
 import dev.a2.Cause;
 import dev.a2.ErrorCode;
 import dev.a2.store.StoreFailures;
+import dev.a2.store.StoreTransactionTemplate;
 import dev.a2.store.EventStore;
 import dev.a2.store.EventToStore;
 import dev.a2.store.SessionHead;
@@ -367,7 +368,7 @@ public final class PostgresEventStore implements EventStore {
 		this.dataSource = dataSource;
 		this.jdbc = JdbcClient.create(dataSource);
 		this.template = new JdbcTemplate(dataSource);
-		this.transactions = new TransactionTemplate(transactionManager);
+		this.transactions = new StoreTransactionTemplate(transactionManager);
 		this.clock = clock;
 		this.citus = new CitusTables(dataSource);
 	}

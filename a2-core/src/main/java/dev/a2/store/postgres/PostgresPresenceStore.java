@@ -18,6 +18,7 @@ import javax.sql.DataSource;
 
 import dev.a2.store.PresenceStore;
 import dev.a2.store.StoreFailures;
+import dev.a2.store.StoreTransactionTemplate;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.jdbc.core.RowMapper;
@@ -85,7 +86,7 @@ public final class PostgresPresenceStore implements PresenceStore {
 	/** @param transactionManager the application's, over {@code dataSource}, so that a write joins its transactions */
 	public PostgresPresenceStore(DataSource dataSource, PlatformTransactionManager transactionManager) {
 		this.jdbc = JdbcClient.create(dataSource);
-		this.transactions = new TransactionTemplate(transactionManager);
+		this.transactions = new StoreTransactionTemplate(transactionManager);
 	}
 
 	@Override

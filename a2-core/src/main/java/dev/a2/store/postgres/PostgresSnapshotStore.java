@@ -8,6 +8,7 @@ import java.util.StringJoiner;
 import javax.sql.DataSource;
 
 import dev.a2.store.StoreFailures;
+import dev.a2.store.StoreTransactionTemplate;
 import dev.a2.store.SnapshotStore;
 import org.jspecify.annotations.Nullable;
 
@@ -54,7 +55,7 @@ public final class PostgresSnapshotStore implements SnapshotStore {
 	/** @param transactionManager the application's, over {@code dataSource}, so that a write joins its transactions */
 	public PostgresSnapshotStore(DataSource dataSource, PlatformTransactionManager transactionManager) {
 		this.jdbc = JdbcClient.create(dataSource);
-		this.transactions = new TransactionTemplate(transactionManager);
+		this.transactions = new StoreTransactionTemplate(transactionManager);
 	}
 
 	@Override

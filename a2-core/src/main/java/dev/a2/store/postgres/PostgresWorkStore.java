@@ -24,6 +24,7 @@ import javax.sql.DataSource;
 
 import dev.a2.Cause;
 import dev.a2.store.StoreFailures;
+import dev.a2.store.StoreTransactionTemplate;
 import dev.a2.store.Claim;
 import dev.a2.store.DeadLetter;
 import dev.a2.store.EventStore;
@@ -603,7 +604,7 @@ public final class PostgresWorkStore implements WorkStore {
 			int maxAttempts, int cursorBatch) {
 		this.dataSource = dataSource;
 		this.jdbc = JdbcClient.create(dataSource);
-		this.transactions = new TransactionTemplate(transactionManager);
+		this.transactions = new StoreTransactionTemplate(transactionManager);
 		this.events = events;
 		this.maxAttempts = maxAttempts;
 		this.cursorBatch = cursorBatch;
