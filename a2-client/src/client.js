@@ -126,6 +126,13 @@ function link(signal, controller) {
 // so a push not yet answered when the page is reloaded is sent again (with the same ids) by the next page.
 
 /** Keeps pending pushes in memory; pass one instance to two clients to have the second resume the first's. */
+/*
+ * A frame at least this large that a socket closed after with a protocol error (1002) is taken for one too
+ * large: none smaller is, as a2.web.max-push-bytes is 256 KiB unless set lower, and the socket closes
+ * above twice that.
+ */
+const LARGE_FRAME = 64 * 1024;
+
 export class MemoryOutbox {
   constructor() {
     this.entries = new Map();
@@ -1209,7 +1216,8 @@ class SocketLine {
         // already closing
       }
       const error = networkError(new Error("the socket closed" + (code ? " (" + code + ")" : "")));
-      if (code === 1009) {
+      // Chromium tells the close of a socket for a frame too large as a protocol error (1002), Node as 1009
+      if (code === 1009 || (code === 1002 && this.largestSent >= LARGE_FRAME)) {
         // a frame over twice a2.web.max-push-bytes: none as large goes on a socket again, and the pushes not
         // answered go over HTTP (same ids), where the one too large is refused with PAYLOAD_TOO_LARGE
         this.client.socketFrameLimit = Math.min(this.client.socketFrameLimit, this.largestSent);

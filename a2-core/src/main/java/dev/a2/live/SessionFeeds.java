@@ -156,6 +156,14 @@ public final class SessionFeeds implements AutoCloseable {
 			wake(SessionFeeds.this.scheduler);
 		}
 
+		/** Why the last read of the session failed, until one succeeds. */
+		@Nullable Throwable failure;
+
+		@Override
+		synchronized void readFailed(Throwable ex) {
+			this.failure = ex;
+		}
+
 		/** Reads the new rows into the window; the subscribers always look again after. */
 		@Override
 		boolean read() {
@@ -189,6 +197,9 @@ public final class SessionFeeds implements AutoCloseable {
 					full = page.events().size() == CHUNK;
 				}
 				if (!full) {
+					synchronized (this) {
+						this.failure = null;
+					}
 					return true;
 				}
 			}
@@ -196,9 +207,15 @@ public final class SessionFeeds implements AutoCloseable {
 
 		/**
 		 * What follows {@code position} from the window, or {@code null} when the window does not reach
-		 * back that far (read the store) — an empty list when there is nothing new.
+		 * back that far (read the store) — an empty list when there is nothing new. Throws while the
+		 * session's last read failed.
 		 */
 		synchronized @Nullable List<FeedItem> after(long position) {
+			if (this.failure != null) {
+				// the subscriber's drain tells its consumer once (a FeedItem.Failed), and reads on at the next tick
+				throw (this.failure instanceof RuntimeException failed) ? failed
+						: new IllegalStateException("the session's last read failed", this.failure);
+			}
 			if (this.readThrough < 0) {
 				return null;
 			}

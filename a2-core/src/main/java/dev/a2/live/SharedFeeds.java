@@ -55,6 +55,14 @@ final class SharedFeeds<F extends SharedFeeds.Feed> {
 		/** Reads the session on a store thread; answers whether the subscribers should look again. */
 		abstract boolean read();
 
+		/**
+		 * The read failed: the subscribers, ticked after it, are told by the feed (each once, until a read
+		 * succeeds). Without it a subscriber at the head, answered from what was read before, never heard
+		 * of an outage, and a page said "live" while PostgreSQL was down.
+		 */
+		void readFailed(Throwable ex) {
+		}
+
 		void wake(Scheduler scheduler) {
 			synchronized (this) {
 				if (this.reading) {
@@ -65,6 +73,7 @@ final class SharedFeeds<F extends SharedFeeds.Feed> {
 			}
 			Mono.fromCallable(this::read).subscribeOn(scheduler).subscribe((tell) -> done(tell, scheduler), (ex) -> {
 				logger.debug("Could not read session '" + this.key.session() + "'; the next change or poll reads it again", ex);
+				readFailed(ex);
 				done(true, scheduler);
 			});
 		}

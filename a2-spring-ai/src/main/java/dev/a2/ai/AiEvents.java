@@ -168,10 +168,29 @@ public final class AiEvents {
 
 	/** A person lets tool call {@code callId} run. */
 	public record ToolApproved(String callId) {
+
+		/** Refuses an approval that names no call: it was stored, and approved nothing without a word. */
+		public ToolApproved {
+			requireCallId(callId);
+		}
+
 	}
 
 	/** A person does not let tool call {@code callId} run; {@code reason} is told to the model. */
 	public record ToolRejected(String callId, @Nullable String reason) {
+
+		/** Refuses a rejection that names no call. */
+		public ToolRejected {
+			requireCallId(callId);
+		}
+
+	}
+
+	private static void requireCallId(@Nullable String callId) {
+		if (callId == null || callId.isBlank()) {
+			throw new IllegalArgumentException("callId must name the tool call, as its tool.approval.requested does, was "
+					+ ((callId == null) ? "none" : "'" + callId + "'"));
+		}
 	}
 
 	/** A message of the conversation written through Spring AI's chat memory: {@code role} is {@code user}, {@code assistant} or {@code system}. */

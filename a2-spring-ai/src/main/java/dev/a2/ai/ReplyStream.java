@@ -1,6 +1,8 @@
 package dev.a2.ai;
 
 import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -71,10 +73,18 @@ public final class ReplyStream {
 	private static final Object ABORT = new Object();
 
 	/**
-	 * The key of the tool call's id in the {@link ToolContext} a tool is called with: the key of its
-	 * effect, as a tool runs again when its run is taken over after a crash.
+	 * The key of the tool call's id in the {@link ToolContext} a tool is called with. A call a new
+	 * attempt makes again gets a new id from the model: key an effect by {@link #TOOL_EFFECT_KEY}.
 	 */
 	public static final String TOOL_CALL_ID = "a2.callId";
+
+	/**
+	 * The key, in the {@link ToolContext} a tool is called with, of its effect's idempotency key: the
+	 * same for the same call (tool, arguments, step, and which of its like in the step) in every
+	 * attempt of the reply, as a tool runs again when its run is taken over after a crash before its
+	 * result was stored; and for an approved call, whichever attempt runs it. A UUID, 36 characters.
+	 */
+	public static final String TOOL_EFFECT_KEY = "a2.effectKey";
 
 	/** The key of the session's id in the {@link ToolContext} a tool is called with. */
 	public static final String TOOL_SESSION_ID = "a2.sessionId";
@@ -178,6 +188,8 @@ public final class ReplyStream {
 			messages.addAll(conversation.messages());
 			StringBuilder text = new StringBuilder();
 			ChatOptions options = options(assistant);
+			Set<String> callIds = new HashSet<>();
+			EarlierToolResults earlierResults = null;
 			// every model call of the run is billed, those that asked for tools too: the reply's usage sums them
 			TokenUsage usage = null;
 			while (true) {
@@ -192,25 +204,36 @@ public final class ReplyStream {
 					return end(context, writer, step, text.toString());
 				}
 				if (writer.step() + 1 >= this.settings.maxSteps()) {
-					failed(context, writer, "the model asked for tools " + this.settings.maxSteps() + " times in one run; a2.ai max steps reached",
+					failed(context, writer, "the model asked for tools " + this.settings.maxSteps() + " times in one run: a2.ai.max-steps reached",
 							usage);
 					return new ReplyOutcome(ReplyOutcome.Ending.FAILED, text.toString());
 				}
-				List<AiEvents.ToolCall> calls = step.toolCalls.stream()
+				List<AssistantMessage.ToolCall> toolCalls = uniqueIds(step.toolCalls, conversation, callIds, writer);
+				List<AiEvents.ToolCall> calls = toolCalls.stream()
 					.map((call) -> new AiEvents.ToolCall(writer.replyTo(), writer.step(), writer.attempt(), call.id(), call.name(),
 							call.arguments()))
 					.toList();
 				writer.toolCalls(calls);
-				messages.add(AssistantMessage.builder().content(step.text).toolCalls(step.toolCalls).build());
+				messages.add(AssistantMessage.builder().content(step.text).toolCalls(toolCalls).build());
 				List<AiEvents.ToolApprovalRequested> waiting = new ArrayList<>();
-				for (AssistantMessage.ToolCall call : step.toolCalls) {
+				Map<String, Integer> alike = new HashMap<>();
+				for (AssistantMessage.ToolCall call : toolCalls) {
 					if (assistant.needsApproval(call.name())) {
 						// the run ends here: its first request carries what its model calls cost, the others nothing more
 						waiting.add(new AiEvents.ToolApprovalRequested(writer.replyTo(), writer.step(), writer.attempt(), call.id(),
 								call.name(), call.arguments(), waiting.isEmpty() ? usage : null));
 					}
 					else {
-						String result = runTool(context, assistant, call.id(), call.name(), call.arguments());
+						String same = writer.step() + "/" + call.name() + "/" + call.arguments();
+						String effectKey = context.effectKey("a2.tool/" + same + "/" + alike.merge(same, 1, Integer::sum));
+						if (earlierResults == null) {
+							earlierResults = EarlierToolResults.of(context, writer);
+						}
+						// a call an earlier attempt made and stored the result of is not run again: its effect happened
+						String result = earlierResults.take(writer.step(), call.name(), call.arguments());
+						if (result == null) {
+							result = runTool(context, assistant, call.id(), effectKey, call.name(), call.arguments());
+						}
 						writer.toolResult(new AiEvents.ToolResult(writer.replyTo(), writer.step(), writer.attempt(), call.id(),
 								call.name(), result, false));
 						messages.add(toolResponse(call.id(), call.name(), result));
@@ -243,8 +266,10 @@ public final class ReplyStream {
 					+ ((call == null) ? "the session has no such call" : "it was answered already"));
 			return null;
 		}
+		// the approval's run may be taken over too; its trigger stays the same, so does the key
 		String result = (rejection != null) ? "A person rejected this tool call: " + rejection
-				: runTool(context, assistant, callId, call.name(), call.arguments());
+				: runTool(context, assistant, callId, context.effectKey("a2.tool/approved/" + callId), call.name(),
+						call.arguments());
 		writer.toolResult(new AiEvents.ToolResult(writer.replyTo(), writer.step(), writer.attempt(), callId,
 				call.name(), result, rejection != null));
 		Conversation after = headConversation(context);
@@ -446,13 +471,14 @@ public final class ReplyStream {
 	 * with an effect needs the call's id to apply it once, and a {@code @Tool} method that takes a
 	 * {@code ToolContext} fails when it is called without one.
 	 */
-	private static String runTool(ConsumerContext context, Assistant assistant, String callId, String name,
-			String arguments) {
+	private static String runTool(ConsumerContext context, Assistant assistant, String callId, String effectKey,
+			String name, String arguments) {
 		ToolCallback tool = assistant.tool(name);
 		if (tool == null) {
 			return "There is no tool named '" + name + "'.";
 		}
-		ToolContext toolContext = new ToolContext(Map.of(TOOL_CALL_ID, callId, TOOL_SESSION_ID, context.session().id()));
+		ToolContext toolContext = new ToolContext(
+				Map.of(TOOL_CALL_ID, callId, TOOL_EFFECT_KEY, effectKey, TOOL_SESSION_ID, context.session().id()));
 		try {
 			// the result is stored as the model is sent it: a NUL (a tool reading a binary file) fails no reply
 			return storable(readsToolContext(tool) ? tool.call(arguments, toolContext) : tool.call(arguments));
@@ -475,6 +501,28 @@ public final class ReplyStream {
 		catch (NoSuchMethodException ex) {
 			return false;
 		}
+	}
+
+	/**
+	 * The model's calls, each with an id no other call of the session has. A2 keys a call's approval,
+	 * its answer and its reply by its id; a model that gives the same id again (a local model numbering
+	 * from {@code call_0} in every answer) made the approval of the later call run nothing, and its reply
+	 * wait for ever. Such an id gets the reply, the step and the attempt after it: the model is sent the
+	 * calls under the ids they are stored with, so its answers still match.
+	 */
+	private static List<AssistantMessage.ToolCall> uniqueIds(List<AssistantMessage.ToolCall> calls, Conversation conversation,
+			Set<String> thisRun, ReplyWriter writer) {
+		List<AssistantMessage.ToolCall> unique = new ArrayList<>(calls.size());
+		for (AssistantMessage.ToolCall call : calls) {
+			String id = call.id();
+			if (id == null || id.isEmpty() || thisRun.contains(id) || conversation.toolCall(id) != null) {
+				String base = (id == null || id.isEmpty()) ? "call" : id;
+				id = base + "-" + writer.replyTo() + "-" + writer.step() + "-" + writer.attempt() + "-" + (unique.size() + 1);
+			}
+			thisRun.add(id);
+			unique.add(new AssistantMessage.ToolCall(id, call.type(), call.name(), call.arguments()));
+		}
+		return unique;
 	}
 
 	private static ToolResponseMessage toolResponse(String callId, String name, String result) {

@@ -4,6 +4,7 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -17,6 +18,7 @@ import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.web.reactive.function.client.WebClient;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 /**
  * An SSE stream whose session can no longer be read ends as a whole response. It once failed after its
@@ -66,6 +68,58 @@ class StreamStoreFaultIntegrationTests {
 			assertThat(lines).anySatisfy((line) -> assertThat(line).startsWith("event:state"));
 			assertThat(lines).anySatisfy((line) -> assertThat(line)
 				.startsWith(":session 'broken' could not be read (INTERNAL)")
+				.endsWith(": reconnect to resume"));
+			assertThat(lines).noneMatch((line) -> line.contains("unreadable"));
+		}
+	}
+
+	/**
+	 * A stream that has caught up and waits at the head, when its session's reads begin to fail (as in an
+	 * outage: the next change or poll cannot read it). It heard nothing: the feed's failed read left the
+	 * subscriber at the head it had read, so it was answered "nothing new", and a page said "live" while
+	 * PostgreSQL was down (found by a trial of a collaborative list). It ends now, as PROTOCOL.md says.
+	 */
+	@Test
+	void aLiveStreamAtTheHeadEndsWhenItsSessionsReadsBeginToFail() throws Exception {
+		try (Instances instances = new Instances("live_fault")) {
+			String schema = instances.schema();
+			ReadFaults.allowFaultyRole(schema);
+			ConfigurableApplicationContext a = instances.start(ChatApplication.class, ReadFaults.READ_AS_FAULTY_ROLE);
+			ConfigurableApplicationContext b = instances.start(ChatApplication.class);
+			WebClient pushes = WebCalls.client(b);
+			WebCalls.push(pushes, "outage", "readable");
+
+			HttpResponse<Stream<String>> response = HttpClient.newHttpClient()
+				.sendAsync(HttpRequest.newBuilder(URI.create("http://localhost:" + Instances.port(a)
+						+ "/a2/chat/sessions/outage/stream?after=0"))
+					.header("Accept", "text/event-stream")
+					.build(), HttpResponse.BodyHandlers.ofLines())
+				.get(30, TimeUnit.SECONDS);
+			assertThat(response.statusCode()).isEqualTo(200);
+			List<String> lines = new CopyOnWriteArrayList<>();
+			CompletableFuture<Void> whole = CompletableFuture.runAsync(() -> response.body().forEach(lines::add),
+					AtOnce.threads());
+			// caught up: the first event came, and the stream waits at the head
+			await().atMost(Duration.ofSeconds(30))
+				.until(() -> lines.stream().anyMatch((line) -> line.startsWith("data:") && line.contains("readable")));
+
+			ReadFaults.admin("""
+					CREATE FUNCTION SCHEMA.readable(session text, idx bigint) RETURNS boolean LANGUAGE plpgsql AS $f$
+					BEGIN
+					    IF session = 'outage' AND idx >= 2 THEN
+					        RAISE EXCEPTION 'event % of session % cannot be read', idx, session;
+					    END IF;
+					    RETURN true;
+					END $f$""".replace("SCHEMA", schema),
+					"ALTER TABLE " + schema + ".a2_event ENABLE ROW LEVEL SECURITY",
+					"ALTER TABLE " + schema + ".a2_event FORCE ROW LEVEL SECURITY",
+					"CREATE POLICY reads ON " + schema + ".a2_event FOR SELECT USING (" + schema + ".readable(session_id, idx))");
+			WebCalls.push(pushes, "outage", "unreadable");
+
+			// the whole body, read until the server ends it
+			whole.get(60, TimeUnit.SECONDS);
+			assertThat(lines).anySatisfy((line) -> assertThat(line)
+				.startsWith(":session 'outage' could not be read (")
 				.endsWith(": reconnect to resume"));
 			assertThat(lines).noneMatch((line) -> line.contains("unreadable"));
 		}

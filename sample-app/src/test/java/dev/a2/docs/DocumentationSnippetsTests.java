@@ -62,7 +62,7 @@ class DocumentationSnippetsTests {
 		String source = Files.readString(PAGE_SNIPPETS);
 		Map<String, List<String>> tags = new LinkedHashMap<>();
 		tags.put("README.md", List.of("readme-contract", "readme-session"));
-		tags.put("docs/consumers.md", List.of("consumers-builder", "consumers-effect-key"));
+		tags.put("docs/consumers.md", List.of("consumers-builder", "consumers-effect-key", "consumers-latest-state"));
 		tags.put("docs/aborts-and-takeover.md", List.of("aborts-annotation", "aborts-returned"));
 		tags.put("docs/ai-replies.md", List.of("ai-contract", "ai-assistant", "ai-stream", "ai-refund", "ai-memory"));
 		tags.forEach((page, regions) -> {

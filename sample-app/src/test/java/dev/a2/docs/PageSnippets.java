@@ -133,6 +133,19 @@ class PageSnippets {
 	}
 	// end::consumers-effect-key[]
 
+	List<NewEvent> shipUnlessCancelled(ConsumerContext context) {
+		// tag::consumers-latest-state[]
+		OrderStatus now = context.session().latestState("status", OrderStatus.class).state();
+		if (now.cancelled()) {
+			return List.of();
+		}
+		// end::consumers-latest-state[]
+		return List.of(NewEvent.of("order.shipped", new OrderShipped("sku-1")));
+	}
+
+	record OrderStatus(boolean cancelled) {
+	}
+
 	// tag::aborts-annotation[]
 	@A2Consumer(contract = "chat", name = "assistant", types = "question.asked", laneKey = "#session",
 			abortOn = "stop.requested", abortWhen = "#event.payload.reply == #trigger.id")
@@ -198,10 +211,11 @@ class PageSnippets {
 	ToolCallback aiRefund() {
 		// tag::ai-refund[]
 		ToolCallback refundTool = FunctionToolCallback.<RefundRequest, String>builder("refund", (request, toolContext) -> {
-				String callId = (String) toolContext.getContext().get(ReplyStream.TOOL_CALL_ID);
-				int rows = jdbc.update("insert into refund (call_id, order_id) values (?, ?) on conflict do nothing",
-						callId, request.orderId());
-				return (rows == 1) ? "refunded" : "refunded already";
+				String key = (String) toolContext.getContext().get(ReplyStream.TOOL_EFFECT_KEY);
+				jdbc.update("insert into refund (effect_key, order_id) values (?, ?) on conflict do nothing",
+						key, request.orderId());
+				// the same answer on a run again: the refund this conversation asked for is made
+				return "refunded";
 			})
 			.description("Refund an order")
 			.inputType(RefundRequest.class)
