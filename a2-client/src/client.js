@@ -354,7 +354,8 @@ class A2Client {
   socket(contract) {
     let line = this.sockets.get(contract);
     if (!line) {
-      if (!this.WebSocketImpl) throw new TypeError("no WebSocket here: pass one as the WebSocket option, or use transport 'sse'");
+      if (!this.WebSocketImpl) throw new TypeError("no WebSocket here: pass one as the WebSocket option (in Node before 22, the 'ws' "
+        + "package's, or run Node with --experimental-websocket), or use transport 'sse'");
       line = new SocketLine(this, contract);
       this.sockets.set(contract, line);
     }

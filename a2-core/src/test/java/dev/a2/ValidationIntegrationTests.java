@@ -138,6 +138,11 @@ class ValidationIntegrationTests {
 				"events[0].payload.quantity");
 		assertThatThrownBy(() -> session.append(NewEvent.of("line.added", Map.of("sku", "a", "quantity", 1.5, "amountCents", 100))))
 			.hasMessage("events[0].payload.quantity: Cannot coerce Floating-point value (1.5) to `int` value");
+		// a null where a number must be: Jackson's advice to the server's author ("set DeserializationFeature…
+		// to allow") told a client nothing it could act on
+		assertThatThrownBy(() -> session.append(NewEvent.of("line.added",
+				json.readTree("{\"sku\":\"a\",\"quantity\":null,\"amountCents\":100}"))))
+			.hasMessage("events[0].payload.quantity: Cannot map `null` into type `int`");
 		assertThat(session.append(NewEvent.of("line.added", json.readTree("{\"sku\":\"a\",\"quantity\":2,\"amountCents\":1999}")))
 			.get(0)
 			.payload(Line.class)).isEqualTo(new Line("a", 2, 1999));

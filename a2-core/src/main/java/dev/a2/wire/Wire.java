@@ -40,7 +40,7 @@ public final class Wire {
 	private static final Pattern QUALIFIED_NAME = Pattern.compile("\\b(?:[a-z_$][\\w$]*\\.)+([A-Z][\\w$]*)");
 
 	/** Jackson's pointer to the setting a limit comes from, or to the setting that would coerce a value. */
-	private static final Pattern SERVER_ADVICE = Pattern.compile(",? from `[^`]*`| \\(but could if [^)]*\\)");
+	private static final Pattern SERVER_ADVICE = Pattern.compile(",? from `[^`]*`| \\(but could if [^)]*\\)| \\(set [^)]* to allow\\)");
 
 	/** Where an unclosed array or object began, which Jackson gives as a location it has not kept ("REDACTED"). */
 	private static final Pattern START_MARKER = Pattern.compile(" \\(start marker at \\[Source: .*?\\]\\)");
