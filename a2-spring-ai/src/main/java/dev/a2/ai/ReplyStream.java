@@ -466,10 +466,11 @@ public final class ReplyStream {
 	}
 
 	/**
-	 * Runs a tool with a {@link ToolContext} naming the call ({@link #TOOL_CALL_ID}) and the session
-	 * ({@link #TOOL_SESSION_ID}): a tool runs at least once (again when a run is taken over), so one
-	 * with an effect needs the call's id to apply it once, and a {@code @Tool} method that takes a
-	 * {@code ToolContext} fails when it is called without one.
+	 * Runs a tool with a {@link ToolContext} naming the call ({@link #TOOL_CALL_ID}), its effect's key
+	 * ({@link #TOOL_EFFECT_KEY}) and the session ({@link #TOOL_SESSION_ID}): a tool runs at least once
+	 * (again when a run is taken over before its result was stored), so one with an effect needs the
+	 * key to apply it once, and a {@code @Tool} method that takes a {@code ToolContext} fails when it is
+	 * called without one.
 	 */
 	private static String runTool(ConsumerContext context, Assistant assistant, String callId, String effectKey,
 			String name, String arguments) {
