@@ -1,8 +1,8 @@
 package dev.a2.web;
 
-import java.security.Principal;
 import java.nio.charset.Charset;
 import java.nio.charset.StandardCharsets;
+import java.security.Principal;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
