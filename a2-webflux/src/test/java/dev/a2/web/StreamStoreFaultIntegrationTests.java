@@ -43,24 +43,9 @@ class StreamStoreFaultIntegrationTests {
 			WebClient pushes = WebCalls.client(b);
 			WebCalls.push(pushes, "broken", "readable");
 			WebCalls.push(pushes, "broken", "unreadable");
-			ReadFaults.admin("""
-					CREATE FUNCTION SCHEMA.readable(session text, idx bigint) RETURNS boolean LANGUAGE plpgsql AS $f$
-					BEGIN
-					    IF session = 'broken' AND idx >= 2 THEN
-					        RAISE EXCEPTION 'event % of session % cannot be read', idx, session;
-					    END IF;
-					    RETURN true;
-					END $f$""".replace("SCHEMA", schema),
-					"ALTER TABLE " + schema + ".a2_event ENABLE ROW LEVEL SECURITY",
-					"ALTER TABLE " + schema + ".a2_event FORCE ROW LEVEL SECURITY",
-					"CREATE POLICY reads ON " + schema + ".a2_event FOR SELECT USING (" + schema + ".readable(session_id, idx))");
+			failReadsFromTheSecondEvent(schema, "broken");
 
-			HttpResponse<Stream<String>> response = HttpClient.newHttpClient()
-				.sendAsync(HttpRequest.newBuilder(URI.create("http://localhost:" + Instances.port(a)
-						+ "/a2/chat/sessions/broken/stream?after=1&state=summary"))
-					.header("Accept", "text/event-stream")
-					.build(), HttpResponse.BodyHandlers.ofLines())
-				.get(30, TimeUnit.SECONDS);
+			HttpResponse<Stream<String>> response = stream(a, "/a2/chat/sessions/broken/stream?after=1&state=summary");
 			assertThat(response.statusCode()).isEqualTo(200);
 			List<String> lines = new CopyOnWriteArrayList<>();
 			// the whole body, read until the server ends it: a response cut short throws here
@@ -89,12 +74,7 @@ class StreamStoreFaultIntegrationTests {
 			WebClient pushes = WebCalls.client(b);
 			WebCalls.push(pushes, "outage", "readable");
 
-			HttpResponse<Stream<String>> response = HttpClient.newHttpClient()
-				.sendAsync(HttpRequest.newBuilder(URI.create("http://localhost:" + Instances.port(a)
-						+ "/a2/chat/sessions/outage/stream?after=0"))
-					.header("Accept", "text/event-stream")
-					.build(), HttpResponse.BodyHandlers.ofLines())
-				.get(30, TimeUnit.SECONDS);
+			HttpResponse<Stream<String>> response = stream(a, "/a2/chat/sessions/outage/stream?after=0");
 			assertThat(response.statusCode()).isEqualTo(200);
 			List<String> lines = new CopyOnWriteArrayList<>();
 			CompletableFuture<Void> whole = CompletableFuture.runAsync(() -> response.body().forEach(lines::add),
@@ -103,17 +83,7 @@ class StreamStoreFaultIntegrationTests {
 			await().atMost(Duration.ofSeconds(30))
 				.until(() -> lines.stream().anyMatch((line) -> line.startsWith("data:") && line.contains("readable")));
 
-			ReadFaults.admin("""
-					CREATE FUNCTION SCHEMA.readable(session text, idx bigint) RETURNS boolean LANGUAGE plpgsql AS $f$
-					BEGIN
-					    IF session = 'outage' AND idx >= 2 THEN
-					        RAISE EXCEPTION 'event % of session % cannot be read', idx, session;
-					    END IF;
-					    RETURN true;
-					END $f$""".replace("SCHEMA", schema),
-					"ALTER TABLE " + schema + ".a2_event ENABLE ROW LEVEL SECURITY",
-					"ALTER TABLE " + schema + ".a2_event FORCE ROW LEVEL SECURITY",
-					"CREATE POLICY reads ON " + schema + ".a2_event FOR SELECT USING (" + schema + ".readable(session_id, idx))");
+			failReadsFromTheSecondEvent(schema, "outage");
 			WebCalls.push(pushes, "outage", "unreadable");
 
 			// the whole body, read until the server ends it
@@ -153,6 +123,30 @@ class StreamStoreFaultIntegrationTests {
 			assertThat(response.statusCode()).as("the status, with %s", response.body()).isEqualTo(500);
 			assertThat(response.body()).contains("\"INTERNAL\"").doesNotContain("ping");
 		}
+	}
+
+	/** Row security makes the reads of the session's events from its second on fail, as a fault of those rows would. */
+	private static void failReadsFromTheSecondEvent(String schema, String session) throws Exception {
+		ReadFaults.admin("""
+				CREATE FUNCTION SCHEMA.readable(session text, idx bigint) RETURNS boolean LANGUAGE plpgsql AS $f$
+				BEGIN
+				    IF session = 'SESSION' AND idx >= 2 THEN
+				        RAISE EXCEPTION 'event % of session % cannot be read', idx, session;
+				    END IF;
+				    RETURN true;
+				END $f$""".replace("SCHEMA", schema).replace("SESSION", session),
+				"ALTER TABLE " + schema + ".a2_event ENABLE ROW LEVEL SECURITY",
+				"ALTER TABLE " + schema + ".a2_event FORCE ROW LEVEL SECURITY",
+				"CREATE POLICY reads ON " + schema + ".a2_event FOR SELECT USING (" + schema + ".readable(session_id, idx))");
+	}
+
+	/** An SSE stream of the instance, its lines read as they come. */
+	private static HttpResponse<Stream<String>> stream(ConfigurableApplicationContext instance, String path) throws Exception {
+		return HttpClient.newHttpClient()
+			.sendAsync(HttpRequest.newBuilder(URI.create("http://localhost:" + Instances.port(instance) + path))
+				.header("Accept", "text/event-stream")
+				.build(), HttpResponse.BodyHandlers.ofLines())
+			.get(30, TimeUnit.SECONDS);
 	}
 
 }
