@@ -5,6 +5,7 @@ import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
@@ -25,6 +26,7 @@ import dev.a2.ai.AiEvents.TokenUsage;
 import dev.a2.ai.Conversation.ToolCallEntry;
 import dev.a2.ai.Conversation.Turn;
 import dev.a2.store.StorableText;
+import dev.a2.wire.Wire;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
@@ -43,6 +45,9 @@ import org.springframework.ai.tool.ToolCallback;
 import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
 import reactor.core.scheduler.Schedulers;
+import tools.jackson.core.JacksonException;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
 
 /**
  * Streams a model's reply into the session of a consumer run, so that it survives a crash and stops
@@ -218,7 +223,16 @@ public final class ReplyStream {
 				List<AiEvents.ToolApprovalRequested> waiting = new ArrayList<>();
 				Map<String, Integer> alike = new HashMap<>();
 				for (AssistantMessage.ToolCall call : toolCalls) {
-					if (assistant.needsApproval(call.name())) {
+					String malformed = assistant.needsApproval(call.name()) ? malformedArguments(call.arguments()) : null;
+					if (malformed != null) {
+						// no person is asked to approve what the tool could not read: the model is told, and may ask again
+						String result = "The tool was not run and no person was asked: its arguments are not a JSON object ("
+								+ malformed + ").";
+						writer.toolResult(new AiEvents.ToolResult(writer.replyTo(), writer.step(), writer.attempt(), call.id(),
+								call.name(), result, false));
+						messages.add(toolResponse(call.id(), call.name(), result));
+					}
+					else if (assistant.needsApproval(call.name())) {
 						// the run ends here: its first request carries what its model calls cost, the others nothing more
 						waiting.add(new AiEvents.ToolApprovalRequested(writer.replyTo(), writer.step(), writer.attempt(), call.id(),
 								call.name(), call.arguments(), waiting.isEmpty() ? usage : null));
@@ -524,6 +538,20 @@ public final class ReplyStream {
 			unique.add(new AssistantMessage.ToolCall(id, call.type(), call.name(), call.arguments()));
 		}
 		return unique;
+	}
+
+	/** Why a call's arguments are no JSON object, or {@code null} when they are one. */
+	private static @Nullable String malformedArguments(String arguments) {
+		try {
+			JsonNode tree = JsonMapper.shared().readTree(arguments);
+			if (tree != null && tree.isObject()) {
+				return null;
+			}
+			return "they are " + ((tree == null || tree.isMissingNode()) ? "empty" : "a JSON " + tree.getNodeType().name().toLowerCase(Locale.ROOT));
+		}
+		catch (JacksonException ex) {
+			return Wire.jacksonMessage(ex, "they cannot be read");
+		}
 	}
 
 	private static ToolResponseMessage toolResponse(String callId, String name, String result) {

@@ -104,6 +104,29 @@ class ToolApprovalIntegrationTests {
 		assertThat(memory.get(memory.size() - 1).getText()).isEqualTo("Your refund is done.");
 	}
 
+	/**
+	 * A model that asks for an approval-gated tool with arguments that are no JSON object: a person was
+	 * shown them to approve, and the approval ran nothing but "The tool failed: Conversion from JSON…"
+	 * (found by a support-agent trial). The model is told at once, and no person is asked.
+	 */
+	@Test
+	void aCallWhoseArgumentsAreNoJsonObjectIsAnsweredToTheModelWithoutAskingAPerson() {
+		ScriptedModel model = new ScriptedModel(Script.toolCall("call-1", "refund", "{\"order\": oops"),
+				Script.answer(Duration.ZERO, "Which ", "order?"));
+		A2Server server = this.support.server(assistant(model));
+		Session session = server.session("chat", "malformed");
+		long replyTo = session.append(NewEvent.of("message.sent", new MessageSent("refund it"))).get(0).index();
+		await().atMost(Duration.ofSeconds(20)).until(() -> types(session).contains(AiEvents.REPLY_COMPLETED));
+
+		assertThat(types(session)).doesNotContain(AiEvents.TOOL_APPROVAL_REQUESTED);
+		assertThat(ofType(session, AiEvents.TOOL_RESULT)).singleElement()
+			.satisfies((event) -> assertThat(event.payload(ToolResult.class).result())
+				.startsWith("The tool was not run and no person was asked: its arguments are not a JSON object ("));
+		assertThat(this.refunds).isEmpty();
+		assertThat(storedReply(session, replyTo)).isEqualTo("Which order?");
+		assertThat(model.prompts.get(1).getInstructions().toString()).contains("not a JSON object");
+	}
+
 	@Test
 	void aProvidersModelIsSentTheAssistantsToolsWithTheModelsOwnOptionsAndItsAnswerCompletes() throws Exception {
 		// OpenAI's model reads only OpenAiChatOptions: other options fail every call before it is sent
