@@ -34,6 +34,7 @@ public final class StoreTransactionTemplate extends TransactionTemplate {
 			// such a manager runs the callback and its rollback itself
 			return super.execute(action);
 		}
+		// the steps of Spring's execute, which cannot be reused: the rollback this class changes is private there
 		TransactionStatus status = manager.getTransaction(this);
 		T result;
 		try {
